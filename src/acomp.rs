@@ -1,0 +1,188 @@
+//! [`Acomp`]: the transform, by name or with typed parameters.
+
+use std::fmt;
+use std::io::{IoSlice, IoSliceMut};
+
+use crate::alg::Algorithm;
+use crate::alg::zstd::{Zstd, ZstdParams};
+use crate::streams::{Direction, Streams};
+use crate::{Error, Walk};
+
+/// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
+///
+/// Allocate it once by algorithm name, then send it requests from any number of threads:
+/// it is `Send + Sync`, and behind it sit per-CPU workspaces, so that memory grows with the
+/// number of CPUs, not of threads. A request whose source and destination are each one
+/// fragment takes the one-shot path; any other takes the stream path, set up only then.
+///
+/// ```
+/// use std::io::{IoSlice, IoSliceMut};
+///
+/// let tfm = acomp::Acomp::new("zstd")?;
+/// let page = [7u8; 4096];
+/// let mut frame = [0u8; 4096];
+/// let n = tfm.compress(&[IoSlice::new(&page)], &mut [IoSliceMut::new(&mut frame)])?;
+///
+/// // Decompress into two fragments: the stream path.
+/// let (mut a, mut b) = ([0u8; 1000], [0u8; 3096]);
+/// let mut dst = [IoSliceMut::new(&mut a), IoSliceMut::new(&mut b)];
+/// assert_eq!(tfm.decompress(&[IoSlice::new(&frame[..n])], &mut dst)?, 4096);
+/// assert!(a.iter().chain(&b).all(|&x| x == 7));
+/// # Ok::<(), acomp::Error>(())
+/// ```
+pub struct Acomp {
+    inner: Box<dyn Transform>,
+}
+
+/// What `Acomp` needs of `Streams<A>`, whatever `A` is.
+trait Transform: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
+    fn stats(&self) -> Stats;
+}
+
+impl<A: Algorithm> Transform for Streams<A> {
+    fn name(&self) -> &'static str {
+        self.alg().name()
+    }
+
+    fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        Streams::request(self, dir, walk)
+    }
+
+    fn stats(&self) -> Stats {
+        Streams::stats(self)
+    }
+}
+
+impl fmt::Debug for Acomp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acomp")
+            .field("alg", &self.inner.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Acomp {
+    /// Allocates a transform by algorithm name, as `crypto_alloc_acomp(name, 0, 0)` does:
+    /// `"zstd"` is zstd with [`ZstdParams::default`] (level 3, the kernel's
+    /// `ZSTD_DEF_LEVEL`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownAlgorithm`] (`EINVAL`) for any other name; [`Error::NoMemory`] where
+    /// the first workspace cannot be allocated.
+    pub fn new(name: &str) -> Result<Acomp, Error> {
+        match name {
+            "zstd" => Acomp::with_zstd(ZstdParams::default()),
+            _ => Err(Error::UnknownAlgorithm {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// A zstd transform with these parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`EINVAL`) for a level or window limit out of range;
+    /// [`Error::NoMemory`].
+    pub fn with_zstd(params: ZstdParams) -> Result<Acomp, Error> {
+        Acomp::with_algorithm(Zstd::new(params)?)
+    }
+
+    /// A transform over any [`Algorithm`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] where the first workspace cannot be allocated.
+    pub fn with_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
+        Ok(Acomp {
+            inner: Box::new(Streams::new(alg)?),
+        })
+    }
+
+    /// The algorithm's name, e.g. `"zstd"`.
+    pub fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    /// Compresses the source fragments (`slen` bytes in all) into the destination fragments
+    /// (`dlen` bytes), as `crypto_acomp_compress` does. Returns the bytes written: the
+    /// output is that many bytes at the front of the destination fragments, in order. An
+    /// empty source gives a valid frame of empty content.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSpace`] (`ENOSPC`) where the frame does not fit `dlen` bytes;
+    /// [`Error::NoMemory`] (`ENOMEM`).
+    pub fn compress(&self, src: &[IoSlice<'_>], dst: &mut [IoSliceMut<'_>]) -> Result<usize, Error> {
+        let mut walk = Walk::new(src, dst);
+        self.inner.request(Direction::Compress, &mut walk)?;
+        Ok(walk.produced())
+    }
+
+    /// Decompresses the source fragments (one or more concatenated frames; skippable frames
+    /// are skipped) into the destination fragments, as `crypto_acomp_decompress` does.
+    /// Returns the bytes written: the output is that many bytes at the front of the
+    /// destination fragments, in order. A destination exactly as large as the output
+    /// suffices. The outcome never depends on how either side is cut into fragments.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NoSpace`] (`ENOSPC`): the output does not fit; the rest of the source was
+    ///   still checked, and `needed` says how large a destination would succeed.
+    /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt input: a bad or
+    ///   truncated frame, a checksum mismatch, bytes after the last frame, a frame that
+    ///   needs a dictionary.
+    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
+    /// - [`Error::NoMemory`] (`ENOMEM`).
+    pub fn decompress(&self, src: &[IoSlice<'_>], dst: &mut [IoSliceMut<'_>]) -> Result<usize, Error> {
+        let mut walk = Walk::new(src, dst);
+        self.inner.request(Direction::Decompress, &mut walk)?;
+        Ok(walk.produced())
+    }
+
+    /// A snapshot of the transform's counters (each read on its own, without stopping
+    /// requests). Reading the workspaces' sizes briefly locks each filled workspace.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+}
+
+/// Counters of a transform, from [`Acomp::stats`].
+///
+/// Every request counts once in `compress` or `decompress`, and once more either by the
+/// path that served it (`one_shot`, `stream`) or by the kind of its error (`no_space`,
+/// `corrupt`, `invalid`, `no_memory`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Compression requests.
+    pub compress: u64,
+    /// Decompression requests.
+    pub decompress: u64,
+    /// Successful requests served by the one-shot path.
+    pub one_shot: u64,
+    /// Successful requests served by the stream path.
+    pub stream: u64,
+    /// Failed with `ENOSPC`.
+    pub no_space: u64,
+    /// Failed with `EBADMSG`.
+    pub corrupt: u64,
+    /// Failed with `EINVAL`.
+    pub invalid: u64,
+    /// Failed with `ENOMEM`.
+    pub no_memory: u64,
+    /// Requests that found their CPU's workspace busy and took another CPU's.
+    pub busy: u64,
+    /// Requests whose CPU's workspace could not be filled, served by the first one.
+    pub fallback: u64,
+    /// Workspace slots: one per configured CPU.
+    pub slots: usize,
+    /// Slots filled with a workspace.
+    pub workspaces: usize,
+    /// Bytes the filled workspaces hold, as the codec counts them (zstd's
+    /// `ZSTD_sizeof_CCtx` + `ZSTD_sizeof_DCtx`).
+    pub workspace_bytes: usize,
+}

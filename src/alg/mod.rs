@@ -1,0 +1,63 @@
+//! The algorithms behind a transform: one trait, one file per algorithm.
+
+pub mod zstd;
+
+use crate::{Error, Walk};
+
+/// Which code path served a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// One call on the workspace's persistent context, with no stream set-up: taken when the
+    /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /
+    /// `zstd_decompress_one`).
+    OneShot,
+    /// Fragment by fragment through a stream started on first use (the kernel's
+    /// `zstd_init_cstream` / `zstd_init_dstream`, deferred).
+    Stream,
+}
+
+/// A compression algorithm behind an [`Acomp`](crate::Acomp).
+///
+/// An algorithm is shared by all threads; its per-CPU state lives in workspaces, which the
+/// transform creates (outside any lock), locks around each call, and resets with
+/// [`reset`](Algorithm::reset) after any error.
+///
+/// Contract for `compress` and `decompress`: on `Ok`, the output is the first
+/// `walk.produced()` bytes of the destination; the outcome (bytes and error kind) must not
+/// depend on how source and destination are cut into fragments.
+pub trait Algorithm: Send + Sync + 'static {
+    /// Per-CPU state: contexts, buffers.
+    type Workspace: Send;
+
+    /// The name [`Acomp::new`](crate::Acomp::new) knows the algorithm by (as
+    /// `crypto_alloc_acomp` does), e.g. `"zstd"`.
+    fn name(&self) -> &'static str;
+
+    /// Creates an empty workspace. Heavy state should be created on first use.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] where memory cannot be had.
+    fn new_workspace(&self) -> Result<Self::Workspace, Error>;
+
+    /// Compresses the walk's source into its destination.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSpace`] where the destination is too small; [`Error::NoMemory`].
+    fn compress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
+
+    /// Decompresses the walk's source (one or more frames) into its destination.
+    ///
+    /// # Errors
+    ///
+    /// Any kind of [`Error`]; see [`Error::errno`].
+    fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>)
+    -> Result<Path, Error>;
+
+    /// Returns a workspace that saw an error to a clean state for the next request.
+    fn reset(&self, ws: &mut Self::Workspace);
+
+    /// Bytes of memory the workspace holds, as the codec counts them (zstd's `sizeof`).
+    fn workspace_bytes(&self, ws: &Self::Workspace) -> usize;
+}

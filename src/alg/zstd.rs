@@ -1,0 +1,391 @@
+//! zstd: the first algorithm, after the kernel's `crypto/zstd.c`.
+
+use zstd_safe::zstd_sys::ZSTD_EndDirective;
+use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
+
+use super::{Algorithm, Path};
+use crate::sys::{self, FrameHeader};
+use crate::{Error, Walk};
+
+/// The kernel's `ZSTD_DEF_LEVEL`.
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// The default largest window a frame may ask for, as a log: 2^23 = 8 MiB, enough for every
+/// frame the reference CLI writes without `--ultra` or `--long`.
+pub const DEFAULT_WINDOW_LOG_MAX: u32 = 23;
+
+/// Smallest and largest window logs zstd's format allows (`ZSTD_WINDOWLOG_ABSOLUTEMIN`,
+/// `ZSTD_WINDOWLOG_MAX_64`).
+const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> = 10..=31;
+
+/// Longest frame header (`ZSTD_FRAMEHEADERSIZE_MAX`).
+const FRAME_HEADER_MAX: usize = 18;
+
+/// Header of a skippable frame: magic and size (`ZSTD_SKIPPABLEHEADERSIZE`).
+const SKIPPABLE_HEADER: usize = 8;
+
+/// Largest destination into which zstd's one-shot decoder writes nothing past its output:
+/// up to here its literals always fit its own 64 KiB buffer (`ZSTD_LITBUFFEREXTRASIZE`);
+/// beyond, it may park literals in `dst` past the end of the output
+/// (`ZSTD_allocateLiteralsBuffer`), which acomp never allows.
+const ONE_SHOT_UNBOUNDED_MAX: usize = 64 * 1024;
+
+/// Where the stream path sends output that no longer fits the destination, to learn
+/// whether the rest of the source is valid (then `ENOSPC`) or corrupt (then `EBADMSG`).
+const SINK_BYTES: usize = 4096;
+
+/// zstd parameters of a transform (the kernel's `zstd_parameters`, plus the window limit of
+/// `ZSTD_d_windowLogMax`). Build with [`Default`] and the setters.
+///
+/// ```
+/// let params = acomp::ZstdParams::default().level(-5).checksum(true).window_log_max(27);
+/// let tfm = acomp::Acomp::with_zstd(params).unwrap();
+/// # let _ = tfm;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdParams {
+    level: i32,
+    checksum: bool,
+    content_size: bool,
+    window_log_max: u32,
+}
+
+impl Default for ZstdParams {
+    /// Level 3, no checksum, content size in the header, window log limit 23.
+    fn default() -> Self {
+        ZstdParams {
+            level: DEFAULT_LEVEL,
+            checksum: false,
+            content_size: true,
+            window_log_max: DEFAULT_WINDOW_LOG_MAX,
+        }
+    }
+}
+
+impl ZstdParams {
+    /// Compression level (`ZSTD_c_compressionLevel`): from `zstd_safe::min_c_level()`
+    /// (negative: faster) to `zstd_safe::max_c_level()` (22); 0 means zstd's default, 3.
+    pub fn level(mut self, level: i32) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// Whether frames end with an XXH64 checksum of their content (`ZSTD_c_checksumFlag`).
+    pub fn checksum(mut self, on: bool) -> Self {
+        self.checksum = on;
+        self
+    }
+
+    /// Whether frame headers carry the content size (`ZSTD_c_contentSizeFlag`).
+    pub fn content_size(mut self, on: bool) -> Self {
+        self.content_size = on;
+        self
+    }
+
+    /// The largest window a frame may ask for when decompressing, as a log of bytes
+    /// (`ZSTD_d_windowLogMax`): 10 to 31. A frame asking for more fails with
+    /// [`Error::WindowTooLarge`] on every path; the limit bounds the stream path's memory.
+    pub fn window_log_max(mut self, log: u32) -> Self {
+        self.window_log_max = log;
+        self
+    }
+
+    /// The compression level.
+    pub fn get_level(&self) -> i32 {
+        self.level
+    }
+
+    /// The largest window a frame may ask for, in bytes.
+    pub fn window_limit(&self) -> u64 {
+        1u64 << self.window_log_max
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let levels = zstd_safe::min_c_level()..=zstd_safe::max_c_level();
+        if !levels.contains(&self.level) {
+            return Err(Error::InvalidParameter {
+                reason: format!("zstd level {} outside {levels:?}", self.level),
+            });
+        }
+        if !WINDOW_LOG_RANGE.contains(&self.window_log_max) {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "zstd window log {} outside {WINDOW_LOG_RANGE:?}",
+                    self.window_log_max
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The zstd algorithm with fixed parameters.
+#[derive(Debug, Clone)]
+pub struct Zstd {
+    params: ZstdParams,
+}
+
+impl Zstd {
+    /// zstd with these parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] where a parameter is out of range.
+    pub fn new(params: ZstdParams) -> Result<Self, Error> {
+        params.validate()?;
+        Ok(Zstd { params })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &ZstdParams {
+        &self.params
+    }
+
+    fn cctx<'w>(&self, ws: &'w mut ZstdWorkspace) -> Result<&'w mut CCtx<'static>, Error> {
+        if ws.cctx.is_none() {
+            let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
+            let p = &self.params;
+            for param in [
+                CParameter::CompressionLevel(p.level),
+                CParameter::ChecksumFlag(p.checksum),
+                CParameter::ContentSizeFlag(p.content_size),
+            ] {
+                cctx.set_parameter(param)
+                    .map_err(|c| Error::from_zstd(c, 0))?;
+            }
+            ws.cctx = Some(cctx);
+        }
+        Ok(ws.cctx.as_mut().expect("created above"))
+    }
+
+    fn dctx<'w>(&self, ws: &'w mut ZstdWorkspace) -> Result<&'w mut DCtx<'static>, Error> {
+        if ws.dctx.is_none() {
+            let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
+            dctx.set_parameter(DParameter::WindowLogMax(self.params.window_log_max))
+                .map_err(|c| Error::from_zstd(c, 0))?;
+            ws.dctx = Some(dctx);
+        }
+        Ok(ws.dctx.as_mut().expect("created above"))
+    }
+
+    /// Compresses fragment by fragment: starts the stream (session reset and pledged
+    /// source size, the kernel's `zstd_init_cstream`), feeds each source fragment, and ends
+    /// the frame across as many destination fragments as it needs.
+    fn compress_stream(cctx: &mut CCtx<'static>, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        let zerr = |c, walk: &Walk<'_, '_>| Error::from_zstd(c, walk.dlen());
+        cctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zerr(c, walk))?;
+        cctx.set_pledged_src_size(Some(walk.slen() as u64))
+            .map_err(|c| zerr(c, walk))?;
+        loop {
+            let src = walk.next_src();
+            let last = src.len() == walk.src_remaining();
+            let mode = if last {
+                ZSTD_EndDirective::ZSTD_e_end
+            } else {
+                ZSTD_EndDirective::ZSTD_e_continue
+            };
+            let mut input = InBuffer::around(src);
+            let mut output = OutBuffer::around(walk.next_dst());
+            let ret = cctx.compress_stream2(&mut output, &mut input, mode);
+            let (used, wrote) = (input.pos(), output.pos());
+            walk.done_src(used);
+            walk.done_dst(wrote);
+            let left = ret.map_err(|c| zerr(c, walk))?;
+            if last && left == 0 && walk.src_remaining() == 0 {
+                return Ok(());
+            }
+            if used == 0 && wrote == 0 {
+                // zstd can neither take input nor write: the destination is full.
+                return Err(Error::NoSpace {
+                    needed: None,
+                    capacity: walk.dlen(),
+                });
+            }
+        }
+    }
+
+    /// The one-shot decompression, where it gives exactly the outcome the stream path
+    /// would: one whole frame with its window within the limit, into a destination it
+    /// cannot write past the end of its output in. `None` leaves the request to the stream
+    /// path (which also decides every error, so that errors never depend on the path).
+    fn decompress_one_shot(&self, dctx: &mut DCtx<'static>, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+        let FrameHeader::Frame {
+            window,
+            content_size,
+            ..
+        } = sys::frame_header(src)
+        else {
+            return None;
+        };
+        if window > self.params.window_limit() {
+            return None;
+        }
+        let cap = match content_size {
+            Some(size) => usize::try_from(size).ok().filter(|&s| s <= dst.len())?,
+            None if dst.len() <= ONE_SHOT_UNBOUNDED_MAX => dst.len(),
+            None => return None,
+        };
+        if zstd_safe::find_frame_compressed_size(src) != Ok(src.len()) {
+            return None;
+        }
+        dctx.decompress(&mut dst[..cap], src).ok()
+    }
+
+    /// Decompresses fragment by fragment, straight into each destination fragment in turn.
+    ///
+    /// Starts the stream (the kernel's `zstd_init_dstream`, deferred to here); then, at the
+    /// start of each frame, reads its header across fragments, checks its window against
+    /// the limit, and hands zstd the header alone (so that zstd's single-pass shortcut,
+    /// which skips the window check and may write past its output, never runs). Goes on
+    /// through concatenated and skippable frames. Input that ends inside a frame is
+    /// corrupt. Output past the end of the destination goes to a sink, only to learn whether
+    /// the rest of the source is valid: then the error is `ENOSPC` with the size needed.
+    fn decompress_stream(&self, dctx: &mut DCtx<'static>, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| Error::from_zstd(c, walk.dlen()))?;
+        let mut sink = [0u8; SINK_BYTES];
+        let mut overflow: u64 = 0;
+        let mut header_left = 0;
+        let mut at_frame_start = true;
+        loop {
+            if at_frame_start {
+                if walk.src_remaining() == 0 {
+                    break;
+                }
+                header_left = self.check_frame_header(walk)?;
+                at_frame_start = false;
+            }
+            let src = walk.next_src();
+            let feed = if header_left > 0 {
+                &src[..src.len().min(header_left)]
+            } else {
+                src
+            };
+            let to_sink = walk.dst_remaining() == 0;
+            let out: &mut [u8] = if to_sink { &mut sink } else { walk.next_dst() };
+            let out_len = out.len();
+            let mut input = InBuffer::around(feed);
+            let mut output = OutBuffer::around(out);
+            let ret = dctx.decompress_stream(&mut output, &mut input);
+            let (used, wrote) = (input.pos(), output.pos());
+            walk.done_src(used);
+            header_left -= used.min(header_left);
+            if to_sink {
+                overflow += wrote as u64;
+            } else {
+                walk.done_dst(wrote);
+            }
+            let hint = ret.map_err(|c| Error::from_zstd(c, walk.dlen()))?;
+            if hint == 0 {
+                at_frame_start = true;
+            } else if wrote < out_len && walk.src_remaining() == 0 {
+                // zstd flushed all it could and wants input that is not there.
+                return Err(Error::Truncated);
+            }
+        }
+        if overflow > 0 {
+            return Err(Error::NoSpace {
+                needed: Some(walk.produced() as u64 + overflow),
+                capacity: walk.dlen(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads the header of the frame that starts at the walk's position (without consuming
+    /// it) and returns its size. The same bytes give the same answer however they are cut.
+    fn check_frame_header(&self, walk: &Walk<'_, '_>) -> Result<usize, Error> {
+        let mut buf = [0u8; FRAME_HEADER_MAX];
+        let n = walk.peek_src(&mut buf);
+        match sys::frame_header(&buf[..n]) {
+            FrameHeader::Frame {
+                header_size,
+                window,
+                ..
+            } => {
+                let limit = self.params.window_limit();
+                if window > limit {
+                    return Err(Error::WindowTooLarge { window, limit });
+                }
+                Ok(header_size)
+            }
+            FrameHeader::Skippable => Ok(SKIPPABLE_HEADER),
+            FrameHeader::Incomplete(_) => Err(Error::Truncated),
+            FrameHeader::Invalid(code) => Err(Error::from_zstd(code, walk.dlen())),
+        }
+    }
+}
+
+/// A zstd workspace: a persistent CCtx and DCtx, each created on first use with the
+/// transform's parameters set once.
+pub struct ZstdWorkspace {
+    cctx: Option<CCtx<'static>>,
+    dctx: Option<DCtx<'static>>,
+}
+
+impl std::fmt::Debug for ZstdWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZstdWorkspace")
+            .field("cctx", &self.cctx.is_some())
+            .field("dctx", &self.dctx.is_some())
+            .finish()
+    }
+}
+
+impl Algorithm for Zstd {
+    type Workspace = ZstdWorkspace;
+
+    fn name(&self) -> &'static str {
+        "zstd"
+    }
+
+    fn new_workspace(&self) -> Result<ZstdWorkspace, Error> {
+        Ok(ZstdWorkspace {
+            cctx: None,
+            dctx: None,
+        })
+    }
+
+    fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
+        let cctx = self.cctx(ws)?;
+        if let Some((src, dst)) = walk.one_shot() {
+            let capacity = dst.len();
+            let n = cctx
+                .compress2(dst, src)
+                .map_err(|c| Error::from_zstd(c, capacity))?;
+            walk.done_src(src.len());
+            walk.done_dst(n);
+            return Ok(Path::OneShot);
+        }
+        Self::compress_stream(cctx, walk)?;
+        Ok(Path::Stream)
+    }
+
+    fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
+        let dctx = self.dctx(ws)?;
+        if let Some((src, dst)) = walk.one_shot() {
+            if let Some(n) = self.decompress_one_shot(dctx, src, dst) {
+                walk.done_src(src.len());
+                walk.done_dst(n);
+                return Ok(Path::OneShot);
+            }
+        }
+        self.decompress_stream(dctx, walk)?;
+        Ok(Path::Stream)
+    }
+
+    fn reset(&self, ws: &mut ZstdWorkspace) {
+        // A session reset cannot fail; a failure here would surface on the next request.
+        if let Some(c) = ws.cctx.as_mut() {
+            let _ = c.reset(ResetDirective::SessionOnly);
+        }
+        if let Some(d) = ws.dctx.as_mut() {
+            let _ = d.reset(ResetDirective::SessionOnly);
+        }
+    }
+
+    fn workspace_bytes(&self, ws: &ZstdWorkspace) -> usize {
+        ws.cctx.as_ref().map_or(0, |c| c.sizeof()) + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
+    }
+}

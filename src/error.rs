@@ -1,0 +1,184 @@
+//! The error of a request, with the kernel's errno for each kind.
+
+use std::io;
+
+use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
+
+/// Why a request failed. Every variant belongs to one of four kinds, told by
+/// [`Error::errno`]: `ENOSPC`, `EBADMSG`, `EINVAL`, `ENOMEM`.
+///
+/// The kind never depends on how the source and destination were cut into fragments.
+/// After any error, the workspace that saw it is reset before it serves again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `ENOSPC`: the destination is too small; a larger one could succeed.
+    ///
+    /// For decompression the rest of the source was still checked, so `needed` is the
+    /// exact size of the whole output in bytes; for compression it is `None`.
+    #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
+    NoSpace {
+        /// Bytes the output needs, where known.
+        needed: Option<u64>,
+        /// Bytes the destination holds.
+        capacity: usize,
+    },
+    /// `EBADMSG`: corrupt input that zstd rejected; no destination could make it succeed.
+    /// `zstd_error` is zstd's own name for the error (`ZSTD_getErrorName`).
+    #[error("corrupt input (zstd: {zstd_error})")]
+    Corrupt {
+        /// zstd's name for the error, e.g. "Restored data doesn't match checksum".
+        zstd_error: &'static str,
+    },
+    /// `EBADMSG`: the source ends inside a frame (a truncated frame, or bytes after the last
+    /// frame that are too few to be one).
+    #[error("corrupt input: the source ends inside a frame")]
+    Truncated,
+    /// `EINVAL`: a frame asks for a window larger than the transform's limit
+    /// (the zstd parameter `ZSTD_d_windowLogMax`). Both sizes in bytes.
+    #[error("frame window of {window} bytes exceeds the limit of {limit} bytes")]
+    WindowTooLarge {
+        /// The window the frame header asks for.
+        window: u64,
+        /// The largest window this transform accepts.
+        limit: u64,
+    },
+    /// `EINVAL`: the source to decompress is empty: there is no frame at all.
+    #[error("empty source: nothing to decompress")]
+    EmptySource,
+    /// `EINVAL`: no algorithm of this name (as `crypto_alloc_acomp` fails for an unknown one).
+    #[error("unknown algorithm {name:?}")]
+    UnknownAlgorithm {
+        /// The name asked for.
+        name: String,
+    },
+    /// `EINVAL`: a parameter is out of its range or otherwise unsupported.
+    #[error("invalid parameter: {reason}")]
+    InvalidParameter {
+        /// Which parameter, and why.
+        reason: String,
+    },
+    /// `ENOMEM`: a workspace could not be allocated.
+    #[error("out of memory for a workspace")]
+    NoMemory,
+}
+
+fn needed_text(needed: Option<u64>) -> String {
+    needed.map_or_else(String::new, |n| format!(", {n} needed"))
+}
+
+impl Error {
+    /// The kernel-style errno of this error, as a positive number: `libc::ENOSPC`,
+    /// `libc::EBADMSG`, `libc::EINVAL` or `libc::ENOMEM`.
+    pub fn errno(&self) -> i32 {
+        match self {
+            Error::NoSpace { .. } => libc::ENOSPC,
+            Error::Corrupt { .. } | Error::Truncated => libc::EBADMSG,
+            Error::WindowTooLarge { .. }
+            | Error::EmptySource
+            | Error::UnknownAlgorithm { .. }
+            | Error::InvalidParameter { .. } => libc::EINVAL,
+            Error::NoMemory => libc::ENOMEM,
+        }
+    }
+
+    /// Maps a zstd error code to its kind. `capacity` is the destination's size, for
+    /// `dstSize_tooSmall`.
+    pub(crate) fn from_zstd(code: usize, capacity: usize) -> Error {
+        let is = |kind| zstd_safe::is_error_kind(code, kind);
+        if is(Code::ZSTD_error_dstSize_tooSmall) {
+            Error::NoSpace {
+                needed: None,
+                capacity,
+            }
+        } else if is(Code::ZSTD_error_memory_allocation) {
+            Error::NoMemory
+        } else if is(Code::ZSTD_error_parameter_unsupported)
+            || is(Code::ZSTD_error_parameter_outOfBound)
+            || is(Code::ZSTD_error_parameter_combination_unsupported)
+        {
+            Error::InvalidParameter {
+                reason: zstd_safe::get_error_name(code).to_owned(),
+            }
+        } else {
+            // Everything else is something zstd found wrong in the input, including a
+            // frame that needs a dictionary ("Dictionary mismatch"): no destination helps.
+            Error::Corrupt {
+                zstd_error: zstd_safe::get_error_name(code),
+            }
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        let kind = match e.errno() {
+            libc::ENOSPC => io::ErrorKind::StorageFull,
+            libc::EBADMSG => io::ErrorKind::InvalidData,
+            libc::ENOMEM => io::ErrorKind::OutOfMemory,
+            _ => io::ErrorKind::InvalidInput,
+        };
+        io::Error::new(kind, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zstd_codes_map_to_kinds() {
+        let code = |c: Code| (c as usize).wrapping_neg();
+        assert_eq!(
+            Error::from_zstd(code(Code::ZSTD_error_dstSize_tooSmall), 7),
+            Error::NoSpace {
+                needed: None,
+                capacity: 7
+            }
+        );
+        assert_eq!(
+            Error::from_zstd(code(Code::ZSTD_error_checksum_wrong), 0).errno(),
+            libc::EBADMSG
+        );
+        assert_eq!(
+            Error::from_zstd(code(Code::ZSTD_error_dictionary_wrong), 0).errno(),
+            libc::EBADMSG
+        );
+        assert_eq!(
+            Error::from_zstd(code(Code::ZSTD_error_memory_allocation), 0),
+            Error::NoMemory
+        );
+        assert_eq!(
+            Error::from_zstd(code(Code::ZSTD_error_parameter_outOfBound), 0).errno(),
+            libc::EINVAL
+        );
+    }
+
+    #[test]
+    fn display_is_lowercase_and_names_zstd() {
+        let e = Error::Corrupt {
+            zstd_error: "Data corruption detected",
+        };
+        assert_eq!(e.to_string(), "corrupt input (zstd: Data corruption detected)");
+        let e = Error::NoSpace {
+            needed: Some(4096),
+            capacity: 4095,
+        };
+        assert_eq!(e.to_string(), "destination too small: 4095 bytes, 4096 needed");
+    }
+
+    #[test]
+    fn io_error_kinds() {
+        let k = |e: Error| io::Error::from(e).kind();
+        assert_eq!(
+            k(Error::NoSpace {
+                needed: None,
+                capacity: 1
+            }),
+            io::ErrorKind::StorageFull
+        );
+        assert_eq!(k(Error::Truncated), io::ErrorKind::InvalidData);
+        assert_eq!(k(Error::EmptySource), io::ErrorKind::InvalidInput);
+        assert_eq!(k(Error::NoMemory), io::ErrorKind::OutOfMemory);
+    }
+}

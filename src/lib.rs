@@ -1,0 +1,63 @@
+//! A compression service in the style of the Linux kernel's `crypto_acomp` API, with zstd
+//! as its first algorithm.
+//!
+//! Allocate an [`Acomp`] by algorithm name once, then send it requests from any thread:
+//! compress or decompress from a source scatter-gather list (`&[IoSlice]`) into a
+//! destination one (`&mut [IoSliceMut]`). Behind the transform sit per-CPU workspaces.
+//!
+//! | kernel | acomp |
+//! | --- | --- |
+//! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
+//! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
+//! | `struct acomp_walk` | [`Walk`] |
+//! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
+//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
+//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
+//!
+//! # The contract
+//!
+//! - Fragmentation never changes the outcome: the same source bytes and destination
+//!   capacity give the same output bytes or the same error kind, however either side is cut.
+//! - Errors come in four kinds ([`Error::errno`]): `ENOSPC` (a larger destination could
+//!   succeed), `EBADMSG` (corrupt input: no destination could), `EINVAL` (invalid request
+//!   or parameters, an empty source to decompress, a frame window over the limit),
+//!   `ENOMEM`. Never success with partial or wrong output.
+//! - A source may hold several frames and skippable frames; the output is the frames'
+//!   content in order. A destination exactly as large as the output succeeds.
+//! - After any error, the workspace that saw it is reset before it serves again.
+//!
+//! ```
+//! use std::io::{IoSlice, IoSliceMut};
+//!
+//! let tfm = acomp::Acomp::new("zstd")?;
+//! let page = b"hello, hello, hello, page".repeat(100);
+//! let mut frame = vec![0u8; 4096];
+//! let n = tfm.compress(&[IoSlice::new(&page)], &mut [IoSliceMut::new(&mut frame)])?;
+//! let mut back = vec![0u8; page.len()];
+//! let m = tfm.decompress(&[IoSlice::new(&frame[..n])], &mut [IoSliceMut::new(&mut back)])?;
+//! assert_eq!(&back[..m], &page[..]);
+//! # Ok::<(), acomp::Error>(())
+//! ```
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod acomp;
+pub mod alg;
+mod error;
+mod streams;
+mod sys;
+mod walk;
+
+pub use crate::acomp::{Acomp, Stats};
+pub use crate::alg::zstd::ZstdParams;
+pub use crate::alg::{Algorithm, Path};
+pub use crate::error::Error;
+pub use crate::walk::Walk;
+
+/// Compile-time proof that the public types can be shared across threads.
+fn _assert_send_sync() {
+    fn assert<T: Send + Sync>() {}
+    assert::<Acomp>();
+    assert::<Error>();
+    assert::<Stats>();
+    assert::<ZstdParams>();
+}

@@ -1,0 +1,181 @@
+//! Per-CPU workspace slots, after the kernel's `struct crypto_acomp_streams`.
+//!
+//! One slot per configured CPU, each cache-padded behind its own lock. A request takes the
+//! slot of the CPU it runs on. A slot is filled on first use by the request that finds it
+//! empty, which allocates outside any lock; if that fails, the request uses the first slot,
+//! filled when the transform was made (`crypto_acomp_lock_stream_bh` does the same). A
+//! request whose slot is busy (its holder was preempted) takes any other filled slot that
+//! is free before it waits. The lock is held only around the codec calls: counting happens
+//! after it is released, on the counters of the slot used, which sit in its cache line.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crossbeam_utils::CachePadded;
+use once_cell::sync::OnceCell;
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::alg::{Algorithm, Path};
+use crate::{Error, Stats, Walk, sys};
+
+/// The two directions of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Compress = 0,
+    Decompress = 1,
+}
+
+pub(crate) struct Streams<A: Algorithm> {
+    alg: A,
+    slots: Box<[CachePadded<Slot<A::Workspace>>]>,
+}
+
+struct Slot<W> {
+    ws: OnceCell<Mutex<W>>,
+    /// Successful requests by direction and path.
+    done: [[AtomicU64; 2]; 2],
+    /// Failed requests by direction and errno kind (ENOSPC, EBADMSG, EINVAL, ENOMEM).
+    failed: [[AtomicU64; 4]; 2],
+    /// Requests served here because their own CPU's slot was busy.
+    busy: AtomicU64,
+    /// Requests served here because their own CPU's slot could not be filled.
+    fallback: AtomicU64,
+}
+
+impl<W> Slot<W> {
+    fn new() -> Self {
+        Slot {
+            ws: OnceCell::new(),
+            done: Default::default(),
+            failed: Default::default(),
+            busy: AtomicU64::new(0),
+            fallback: AtomicU64::new(0),
+        }
+    }
+
+    fn record(&self, dir: Direction, res: &Result<Path, Error>) {
+        match res {
+            Ok(path) => self.done[dir as usize][*path as usize].fetch_add(1, Relaxed),
+            Err(e) => self.failed[dir as usize][error_index(e)].fetch_add(1, Relaxed),
+        };
+    }
+}
+
+fn error_index(e: &Error) -> usize {
+    match e.errno() {
+        libc::ENOSPC => 0,
+        libc::EBADMSG => 1,
+        libc::ENOMEM => 3,
+        _ => 2,
+    }
+}
+
+impl<A: Algorithm> Streams<A> {
+    /// One slot per configured CPU; the first is filled now.
+    pub(crate) fn new(alg: A) -> Result<Self, Error> {
+        let slots: Box<[_]> = (0..sys::configured_cpus())
+            .map(|_| CachePadded::new(Slot::new()))
+            .collect();
+        let ws = alg.new_workspace()?;
+        let _ = slots[0].ws.set(Mutex::new(ws));
+        Ok(Streams { alg, slots })
+    }
+
+    pub(crate) fn alg(&self) -> &A {
+        &self.alg
+    }
+
+    /// Serves one request on a locked workspace; resets the workspace after an error.
+    pub(crate) fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        if dir == Direction::Decompress && walk.slen() == 0 {
+            // No frame at all: refused before any workspace is touched.
+            let res = Err(Error::EmptySource);
+            self.slots[self.own_index()].record(dir, &res);
+            return res.map(drop);
+        }
+        let (slot, mut ws) = self.lock();
+        let res = match dir {
+            Direction::Compress => self.alg.compress(&mut ws, walk),
+            Direction::Decompress => self.alg.decompress(&mut ws, walk),
+        };
+        if res.is_err() {
+            self.alg.reset(&mut ws);
+        }
+        drop(ws);
+        slot.record(dir, &res);
+        res.map(drop)
+    }
+
+    fn own_index(&self) -> usize {
+        let cpu = sys::current_cpu();
+        if cpu < self.slots.len() {
+            cpu
+        } else {
+            cpu % self.slots.len()
+        }
+    }
+
+    /// Picks and locks a slot: the current CPU's; if busy, any other filled one that is
+    /// free; if none is, waits for the CPU's own.
+    fn lock(&self) -> (&Slot<A::Workspace>, MutexGuard<'_, A::Workspace>) {
+        let cpu = self.own_index();
+        let own = &self.slots[cpu];
+        let Some(mutex) = own.ws.get().or_else(|| self.fill(own)) else {
+            let first = &self.slots[0];
+            first.fallback.fetch_add(1, Relaxed);
+            return (first, first.ws.get().expect("filled by new()").lock());
+        };
+        if let Some(guard) = mutex.try_lock() {
+            return (own, guard);
+        }
+        let n = self.slots.len();
+        for i in 1..n {
+            let slot = &self.slots[(cpu + i) % n];
+            if let Some(guard) = slot.ws.get().and_then(|m| m.try_lock()) {
+                slot.busy.fetch_add(1, Relaxed);
+                return (slot, guard);
+            }
+        }
+        (own, mutex.lock())
+    }
+
+    /// Fills an empty slot. The workspace is allocated before the slot is touched, so no
+    /// lock is held while allocating; if another request filled the slot meanwhile, this
+    /// workspace is dropped.
+    #[cold]
+    fn fill<'s>(&self, slot: &'s Slot<A::Workspace>) -> Option<&'s Mutex<A::Workspace>> {
+        let ws = self.alg.new_workspace().ok()?;
+        Some(slot.ws.get_or_init(|| Mutex::new(ws)))
+    }
+
+    /// A snapshot of the counters; briefly locks each filled slot to read its size.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut s = Stats {
+            slots: self.slots.len(),
+            ..Stats::default()
+        };
+        for slot in self.slots.iter() {
+            let get = |a: &AtomicU64| a.load(Relaxed);
+            for (dir, (done, failed)) in slot.done.iter().zip(&slot.failed).enumerate() {
+                let requests = done.iter().chain(failed).map(get).sum::<u64>();
+                if dir == Direction::Compress as usize {
+                    s.compress += requests;
+                } else {
+                    s.decompress += requests;
+                }
+                s.one_shot += get(&done[Path::OneShot as usize]);
+                s.stream += get(&done[Path::Stream as usize]);
+                s.no_space += get(&failed[0]);
+                s.corrupt += get(&failed[1]);
+                s.invalid += get(&failed[2]);
+                s.no_memory += get(&failed[3]);
+            }
+            s.busy += get(&slot.busy);
+            s.fallback += get(&slot.fallback);
+            if let Some(m) = slot.ws.get() {
+                s.workspaces += 1;
+                s.workspace_bytes += self.alg.workspace_bytes(&m.lock());
+            }
+        }
+        s
+    }
+}
