@@ -116,7 +116,11 @@ impl Acomp {
     ///
     /// [`Error::NoSpace`] (`ENOSPC`) where the frame does not fit `dlen` bytes;
     /// [`Error::NoMemory`] (`ENOMEM`).
-    pub fn compress(&self, src: &[IoSlice<'_>], dst: &mut [IoSliceMut<'_>]) -> Result<usize, Error> {
+    pub fn compress(
+        &self,
+        src: &[IoSlice<'_>],
+        dst: &mut [IoSliceMut<'_>],
+    ) -> Result<usize, Error> {
         let mut walk = Walk::new(src, dst);
         self.inner.request(Direction::Compress, &mut walk)?;
         Ok(walk.produced())
@@ -137,7 +141,11 @@ impl Acomp {
     ///   needs a dictionary.
     /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
     /// - [`Error::NoMemory`] (`ENOMEM`).
-    pub fn decompress(&self, src: &[IoSlice<'_>], dst: &mut [IoSliceMut<'_>]) -> Result<usize, Error> {
+    pub fn decompress(
+        &self,
+        src: &[IoSlice<'_>],
+        dst: &mut [IoSliceMut<'_>],
+    ) -> Result<usize, Error> {
         let mut walk = Walk::new(src, dst);
         self.inner.request(Direction::Decompress, &mut walk)?;
         Ok(walk.produced())

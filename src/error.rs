@@ -159,12 +159,18 @@ mod tests {
         let e = Error::Corrupt {
             zstd_error: "Data corruption detected",
         };
-        assert_eq!(e.to_string(), "corrupt input (zstd: Data corruption detected)");
+        assert_eq!(
+            e.to_string(),
+            "corrupt input (zstd: Data corruption detected)"
+        );
         let e = Error::NoSpace {
             needed: Some(4096),
             capacity: 4095,
         };
-        assert_eq!(e.to_string(), "destination too small: 4095 bytes, 4096 needed");
+        assert_eq!(
+            e.to_string(),
+            "destination too small: 4095 bytes, 4096 needed"
+        );
     }
 
     #[test]

@@ -50,9 +50,8 @@ pub(crate) fn frame_header(src: &[u8]) -> FrameHeader {
     // - `h` is a valid, writable `ZSTD_FrameHeader` (all-zero is a valid value of it);
     // - `src` is valid for reads of `src.len()` bytes, and zstd reads no further;
     // - zstd keeps no pointer to either after it returns.
-    let ret = unsafe {
-        zstd_sys::ZSTD_getFrameHeader(h.as_mut_ptr(), src.as_ptr().cast(), src.len())
-    };
+    let ret =
+        unsafe { zstd_sys::ZSTD_getFrameHeader(h.as_mut_ptr(), src.as_ptr().cast(), src.len()) };
     if is_error(ret) {
         return FrameHeader::Invalid(ret);
     }

@@ -72,7 +72,11 @@ fn check_decompress(tfm: &Acomp, row: &Row, src: &[u8]) {
             } else {
                 for cap in [0, 16, 4096, 1 << 20] {
                     let err = decompress(tfm, src, scut, cap, dcut).unwrap_err();
-                    assert_eq!(err.errno(), errno_of(&row.expect), "{what} cap {cap}: {err}");
+                    assert_eq!(
+                        err.errno(),
+                        errno_of(&row.expect),
+                        "{what} cap {cap}: {err}"
+                    );
                 }
             }
         }
@@ -84,7 +88,12 @@ fn check_compress(tfm: &Acomp, row: &Row, src: &[u8]) {
     for scut in CUTS {
         for dcut in CUTS {
             let e = compress(tfm, src, scut, 4096, dcut).unwrap_err();
-            assert_eq!(e.errno(), errno_of(&row.expect), "{} {scut:?} {dcut:?}: {e}", row.source);
+            assert_eq!(
+                e.errno(),
+                errno_of(&row.expect),
+                "{} {scut:?} {dcut:?}: {e}",
+                row.source
+            );
             assert_eq!(e, err);
         }
     }
@@ -106,17 +115,26 @@ fn check_round_trip(row: &Row, src: &[u8]) {
         let tfm = Acomp::with_zstd(ZstdParams::default().level(level)).unwrap();
         // Levels above 3 on large inputs are slow at 1-byte cuts; the cut-sensitive part
         // is the walk, which level 3 and the first level cover.
-        let cuts: &[Cut] = if level <= 3 || src.len() <= 4096 { &CUTS } else { &[Cut::One, Cut::Random(3)] };
+        let cuts: &[Cut] = if level <= 3 || src.len() <= 4096 {
+            &CUTS
+        } else {
+            &[Cut::One, Cut::Random(3)]
+        };
         for &scut in cuts {
             for &dcut in cuts {
                 let what = format!("{} level {level} src {scut:?} dst {dcut:?}", row.source);
-                let frame = compress(&tfm, src, scut, cap, dcut).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let frame =
+                    compress(&tfm, src, scut, cap, dcut).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let back = decompress(&tfm, &frame, dcut, src.len(), scut)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert_eq!(back.len(), row.size, "{what}");
                 assert!(back == src, "{what}: round trip differs");
                 // The reference decoder reads every frame acomp writes.
-                assert_eq!(zstd::bulk::decompress(&frame, src.len()).unwrap(), src, "{what}");
+                assert_eq!(
+                    zstd::bulk::decompress(&frame, src.len()).unwrap(),
+                    src,
+                    "{what}"
+                );
             }
         }
     }

@@ -52,8 +52,7 @@ pub trait Algorithm: Send + Sync + 'static {
     /// # Errors
     ///
     /// Any kind of [`Error`]; see [`Error::errno`].
-    fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>)
-    -> Result<Path, Error>;
+    fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
 
     /// Returns a workspace that saw an error to a clean state for the next request.
     fn reset(&self, ws: &mut Self::Workspace);

@@ -24,11 +24,10 @@ const FRAME_HEADER_MAX: usize = 18;
 /// Header of a skippable frame: magic and size (`ZSTD_SKIPPABLEHEADERSIZE`).
 const SKIPPABLE_HEADER: usize = 8;
 
-/// Largest destination into which zstd's one-shot decoder writes nothing past its output:
-/// up to here its literals always fit its own 64 KiB buffer (`ZSTD_LITBUFFEREXTRASIZE`);
-/// beyond, it may park literals in `dst` past the end of the output
-/// (`ZSTD_allocateLiteralsBuffer`), which acomp never allows.
-const ONE_SHOT_UNBOUNDED_MAX: usize = 64 * 1024;
+/// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`). Up to
+/// here `ZSTD_compress2` writes the same frame as the stream path; beyond, its one-pass
+/// block splitting gives other bytes, and the frame must not depend on the cut.
+const ONE_SHOT_COMPRESS_MAX: usize = 128 * 1024;
 
 /// Where the stream path sends output that no longer fits the destination, to learn
 /// whether the rest of the source is valid (then `ENOSPC`) or corrupt (then `EBADMSG`).
@@ -171,6 +170,12 @@ impl Zstd {
     /// Compresses fragment by fragment: starts the stream (session reset and pledged
     /// source size, the kernel's `zstd_init_cstream`), feeds each source fragment, and ends
     /// the frame across as many destination fragments as it needs.
+    ///
+    /// Data goes in with `ZSTD_e_continue` and the frame ends with an empty `ZSTD_e_end`:
+    /// zstd then always buffers whole blocks, so the frame is the same however the source
+    /// is cut. (Given all the data with `ZSTD_e_end` and room for `ZSTD_compressBound`,
+    /// zstd compresses it in one pass instead, which gives other bytes on inputs of more than
+    /// a block.)
     fn compress_stream(cctx: &mut CCtx<'static>, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
         let zerr = |c, walk: &Walk<'_, '_>| Error::from_zstd(c, walk.dlen());
         cctx.reset(ResetDirective::SessionOnly)
@@ -179,8 +184,7 @@ impl Zstd {
             .map_err(|c| zerr(c, walk))?;
         loop {
             let src = walk.next_src();
-            let last = src.len() == walk.src_remaining();
-            let mode = if last {
+            let mode = if src.is_empty() {
                 ZSTD_EndDirective::ZSTD_e_end
             } else {
                 ZSTD_EndDirective::ZSTD_e_continue
@@ -192,7 +196,7 @@ impl Zstd {
             walk.done_src(used);
             walk.done_dst(wrote);
             let left = ret.map_err(|c| zerr(c, walk))?;
-            if last && left == 0 && walk.src_remaining() == 0 {
+            if src.is_empty() && left == 0 {
                 return Ok(());
             }
             if used == 0 && wrote == 0 {
@@ -206,10 +210,21 @@ impl Zstd {
     }
 
     /// The one-shot decompression, where it gives exactly the outcome the stream path
-    /// would: one whole frame with its window within the limit, into a destination it
-    /// cannot write past the end of its output in. `None` leaves the request to the stream
-    /// path (which also decides every error, so that errors never depend on the path).
-    fn decompress_one_shot(&self, dctx: &mut DCtx<'static>, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    /// would: one whole frame, with its window within the limit and its content size in the
+    /// header, into a destination cut to exactly that size. `None` leaves the request to the
+    /// stream path, which also decides every error, so that errors never depend on the path.
+    ///
+    /// The cut matters: `ZSTD_decompressDCtx` uses the whole destination it is given as
+    /// scratch, parking literals past the current block (`ZSTD_allocateLiteralsBuffer`) and
+    /// copying matches 32 bytes at a time (`ZSTD_wildcopy`). In a destination larger than
+    /// the output those bytes stay behind; within exactly the output, later output covers
+    /// them. A frame without content size gives no such bound, so it streams.
+    fn decompress_one_shot(
+        &self,
+        dctx: &mut DCtx<'static>,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
         let FrameHeader::Frame {
             window,
             content_size,
@@ -221,15 +236,13 @@ impl Zstd {
         if window > self.params.window_limit() {
             return None;
         }
-        let cap = match content_size {
-            Some(size) => usize::try_from(size).ok().filter(|&s| s <= dst.len())?,
-            None if dst.len() <= ONE_SHOT_UNBOUNDED_MAX => dst.len(),
-            None => return None,
-        };
+        let size = usize::try_from(content_size?)
+            .ok()
+            .filter(|&s| s <= dst.len())?;
         if zstd_safe::find_frame_compressed_size(src) != Ok(src.len()) {
             return None;
         }
-        dctx.decompress(&mut dst[..cap], src).ok()
+        dctx.decompress(&mut dst[..size], src).ok()
     }
 
     /// Decompresses fragment by fragment, straight into each destination fragment in turn.
@@ -241,7 +254,11 @@ impl Zstd {
     /// through concatenated and skippable frames. Input that ends inside a frame is
     /// corrupt. Output past the end of the destination goes to a sink, only to learn whether
     /// the rest of the source is valid: then the error is `ENOSPC` with the size needed.
-    fn decompress_stream(&self, dctx: &mut DCtx<'static>, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+    fn decompress_stream(
+        &self,
+        dctx: &mut DCtx<'static>,
+        walk: &mut Walk<'_, '_>,
+    ) -> Result<(), Error> {
         dctx.reset(ResetDirective::SessionOnly)
             .map_err(|c| Error::from_zstd(c, walk.dlen()))?;
         let mut sink = [0u8; SINK_BYTES];
@@ -349,6 +366,10 @@ impl Algorithm for Zstd {
 
     fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
         let cctx = self.cctx(ws)?;
+        if walk.slen() > ONE_SHOT_COMPRESS_MAX {
+            Self::compress_stream(cctx, walk)?;
+            return Ok(Path::Stream);
+        }
         if let Some((src, dst)) = walk.one_shot() {
             let capacity = dst.len();
             let n = cctx

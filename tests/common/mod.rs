@@ -84,22 +84,63 @@ pub fn split_mut<'a>(buf: &'a mut [u8], cut: Cut) -> Vec<IoSliceMut<'a>> {
         .collect()
 }
 
+/// Output bytes whose `Debug` shows their length and hash, not every byte, so that a failed
+/// `unwrap_err` stays readable.
+#[derive(Clone)]
+pub struct Bytes(pub Vec<u8>);
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Bytes({} bytes, sha256 {})",
+            self.0.len(),
+            &sha256_hex(&self.0)[..16]
+        )
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl<T: AsRef<[u8]>> PartialEq<T> for Bytes {
+    fn eq(&self, other: &T) -> bool {
+        self.0 == other.as_ref()
+    }
+}
+
 /// Decompresses `src` cut as `scut` into a destination of `cap` bytes cut as `dcut`;
 /// returns the output.
-pub fn decompress(tfm: &Acomp, src: &[u8], scut: Cut, cap: usize, dcut: Cut) -> Result<Vec<u8>, Error> {
+pub fn decompress(
+    tfm: &Acomp,
+    src: &[u8],
+    scut: Cut,
+    cap: usize,
+    dcut: Cut,
+) -> Result<Bytes, Error> {
     let mut out = vec![0u8; cap];
     let n = tfm.decompress(&split(src, scut), &mut split_mut(&mut out, dcut))?;
     out.truncate(n);
-    Ok(out)
+    Ok(Bytes(out))
 }
 
 /// Compresses `src` cut as `scut` into a destination of `cap` bytes cut as `dcut`;
 /// returns the frame.
-pub fn compress(tfm: &Acomp, src: &[u8], scut: Cut, cap: usize, dcut: Cut) -> Result<Vec<u8>, Error> {
+pub fn compress(tfm: &Acomp, src: &[u8], scut: Cut, cap: usize, dcut: Cut) -> Result<Bytes, Error> {
     let mut out = vec![0u8; cap];
     let n = tfm.compress(&split(src, scut), &mut split_mut(&mut out, dcut))?;
     out.truncate(n);
-    Ok(out)
+    Ok(Bytes(out))
 }
 
 /// `../shared/testdata` from the repository root, or `None` (with a message saying the
@@ -120,4 +161,67 @@ pub fn testdata() -> Option<PathBuf> {
 pub fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(data))
+}
+
+/// A frame written by zstd's streaming API without a pledged size, so its header has no
+/// content size (as the kernel's and btrfs's frames have none) and its window is not
+/// shrunk to the data; `window_log` 0 leaves the window to the level.
+pub fn frame_without_size(data: &[u8], level: i32, window_log: u32) -> Vec<u8> {
+    use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, zstd_sys::ZSTD_EndDirective};
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(level))
+        .unwrap();
+    cctx.set_parameter(CParameter::ContentSizeFlag(false))
+        .unwrap();
+    if window_log > 0 {
+        cctx.set_parameter(CParameter::WindowLog(window_log))
+            .unwrap();
+    }
+    let mut frame = vec![0u8; zstd_safe::compress_bound(data.len()) + 64];
+    let mut out = OutBuffer::around(&mut frame[..]);
+    let mut inp = InBuffer::around(data);
+    // Data first, end apart: given all of it with `e_end`, zstd would learn its size.
+    cctx.compress_stream2(&mut out, &mut inp, ZSTD_EndDirective::ZSTD_e_continue)
+        .unwrap();
+    assert_eq!(inp.pos(), data.len());
+    let mut end = InBuffer::around(&[]);
+    let left = cctx
+        .compress_stream2(&mut out, &mut end, ZSTD_EndDirective::ZSTD_e_end)
+        .unwrap();
+    assert_eq!(left, 0);
+    let n = out.pos();
+    frame.truncate(n);
+    frame
+}
+
+/// A frame with the content size in its header, from the reference encoder.
+pub fn frame_with_size(data: &[u8], level: i32) -> Vec<u8> {
+    zstd::bulk::compress(data, level).unwrap()
+}
+
+/// A skippable frame (RFC 8878 §3.1.2) carrying `payload`.
+pub fn skippable_frame(payload: &[u8]) -> Vec<u8> {
+    let mut f = 0x184D_2A53u32.to_le_bytes().to_vec();
+    f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Text-like bytes: `len` letters from an alphabet of 16, few long matches, so zstd's
+/// blocks are mostly Huffman-coded literals.
+pub fn letters(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..len).map(|_| b'a' + rng.random_range(0..16u8)).collect()
+}
+
+/// Random bytes: incompressible.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..len).map(|_| rng.random()).collect()
+}
+
+/// Every way the tests cut the destination and source, for one source.
+pub fn all_cut_pairs() -> impl Iterator<Item = (Cut, Cut)> {
+    CUTS.into_iter()
+        .flat_map(|s| CUTS.into_iter().map(move |d| (s, d)))
 }
