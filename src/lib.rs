@@ -53,6 +53,11 @@ pub use crate::alg::{Algorithm, Path};
 pub use crate::error::Error;
 pub use crate::walk::Walk;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// Compile-time proof that the public types can be shared across threads.
 fn _assert_send_sync() {
     fn assert<T: Send + Sync>() {}
