@@ -6,7 +6,7 @@ use std::io::{IoSlice, IoSliceMut};
 use crate::alg::Algorithm;
 use crate::alg::zstd::{Zstd, ZstdParams};
 use crate::streams::{Direction, Streams};
-use crate::{Error, Walk};
+use crate::{Error, Segment, Walk};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
 ///
@@ -38,6 +38,11 @@ pub struct Acomp {
 trait Transform: Send + Sync {
     fn name(&self) -> &'static str;
     fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
+    fn request_range(
+        &self,
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<usize, Error>;
     fn stats(&self) -> Stats;
 }
 
@@ -48,6 +53,14 @@ impl<A: Algorithm> Transform for Streams<A> {
 
     fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
         Streams::request(self, dir, walk)
+    }
+
+    fn request_range(
+        &self,
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<usize, Error> {
+        Streams::request_range(self, walk, segments)
     }
 
     fn stats(&self) -> Stats {
@@ -149,6 +162,55 @@ impl Acomp {
         let mut walk = Walk::new(src, dst);
         self.inner.request(Direction::Decompress, &mut walk)?;
         Ok(walk.produced())
+    }
+
+    /// Reads a byte range of a compressed extent: decompresses the first frame of the source
+    /// into `segments`, each at its byte offset of the frame's content, as btrfs's
+    /// `zstd_decompress_bio` fills a bio's pages. Returns how many decompressed bytes landed
+    /// in the segments.
+    ///
+    /// - Segments are sorted by offset and do not overlap; gaps between them, and before the
+    ///   first, are allowed. Output that falls there goes to a small scratch buffer of the
+    ///   workspace; everything else is written by zstd straight into the segments.
+    /// - Decoding stops as soon as the last segment is full: the rest of the extent is not
+    ///   decoded (nor checked).
+    /// - If the frame ends before the segments do, the rest of them is zero-filled (as btrfs
+    ///   does), and the zero fill is not counted in the result.
+    /// - Bytes after the first frame (an extent padded to its sector size) are ignored;
+    ///   skippable frames before it are skipped.
+    ///
+    /// ```
+    /// use std::io::{IoSlice, IoSliceMut};
+    /// use acomp::{Acomp, Segment};
+    ///
+    /// let tfm = Acomp::new("zstd")?;
+    /// let extent: Vec<u8> = (0..65536u32).map(|i| (i / 256) as u8).collect();
+    /// let mut frame = vec![0u8; 65536];
+    /// let n = tfm.compress(&[IoSlice::new(&extent)], &mut [IoSliceMut::new(&mut frame)])?;
+    ///
+    /// // Two pages, with a cached page between them.
+    /// let (mut a, mut b) = ([0u8; 4096], [0u8; 4096]);
+    /// let mut segs = [Segment::new(8192, &mut a), Segment::new(16384, &mut b)];
+    /// assert_eq!(tfm.decompress_range(&[IoSlice::new(&frame[..n])], &mut segs)?, 8192);
+    /// assert_eq!(&a[..], &extent[8192..12288]);
+    /// assert_eq!(&b[..], &extent[16384..20480]);
+    /// # Ok::<(), acomp::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidParameter`] (`EINVAL`): segments out of order or overlapping.
+    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
+    /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt or truncated input
+    ///   met before the last segment is full (past that point nothing is decoded).
+    /// - [`Error::NoMemory`] (`ENOMEM`).
+    pub fn decompress_range(
+        &self,
+        src: &[IoSlice<'_>],
+        segments: &mut [Segment<'_>],
+    ) -> Result<usize, Error> {
+        let mut walk = Walk::new(src, &mut []);
+        self.inner.request_range(&mut walk, segments)
     }
 
     /// A snapshot of the transform's counters (each read on its own, without stopping

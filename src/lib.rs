@@ -13,6 +13,7 @@
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
 //! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
 //! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
+//! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
 //!
 //! # The contract
 //!
@@ -43,6 +44,7 @@
 mod acomp;
 pub mod alg;
 mod error;
+mod segment;
 mod streams;
 mod sys;
 mod walk;
@@ -51,6 +53,7 @@ pub use crate::acomp::{Acomp, Stats};
 pub use crate::alg::zstd::ZstdParams;
 pub use crate::alg::{Algorithm, Path};
 pub use crate::error::Error;
+pub use crate::segment::Segment;
 pub use crate::walk::Walk;
 
 /// The README's examples, compiled and run as doctests.

@@ -15,6 +15,7 @@ use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::alg::{Algorithm, Path};
+use crate::segment::{self, Segment};
 use crate::{Error, Stats, Walk, sys};
 
 /// The two directions of a request.
@@ -103,6 +104,36 @@ impl<A: Algorithm> Streams<A> {
         drop(ws);
         slot.record(dir, &res);
         res.map(drop)
+    }
+
+    /// Serves one range read: decodes under the lock, zero-fills after it. Counts as a
+    /// decompression on the stream path.
+    pub(crate) fn request_range(
+        &self,
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<usize, Error> {
+        let dir = Direction::Decompress;
+        let checked = segment::validate(segments).and_then(|()| match walk.slen() {
+            0 => Err(Error::EmptySource),
+            _ => Ok(()),
+        });
+        if let Err(e) = checked {
+            let res = Err(e);
+            self.slots[self.own_index()].record(dir, &res);
+            return res.map(|_| 0);
+        }
+        let (slot, mut ws) = self.lock();
+        let res = self.alg.decompress_range(&mut ws, walk, segments);
+        if res.is_err() {
+            self.alg.reset(&mut ws);
+        }
+        drop(ws);
+        slot.record(
+            dir,
+            &res.as_ref().map(|_| Path::Stream).map_err(Clone::clone),
+        );
+        Ok(segment::finish(segments, res?))
     }
 
     fn own_index(&self) -> usize {

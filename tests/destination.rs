@@ -9,7 +9,10 @@ use common::*;
 const FILL: u8 = 0xA5;
 
 fn check(tfm: &Acomp, frame: &[u8], data: &[u8], cap: usize) {
-    for (s, d) in all_cut_pairs() {
+    // 1-byte fragments over a large destination add time, not cases: the stream path's
+    // writes are the same at any fragment size.
+    let small = |c: &Cut| cap <= 65_536 || !matches!(c, Cut::Every(1));
+    for (s, d) in all_cut_pairs().filter(|(s, d)| small(s) && small(d)) {
         let mut out = vec![FILL; cap];
         let n = tfm
             .decompress(&split(frame, s), &mut split_mut(&mut out, d))

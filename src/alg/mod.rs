@@ -2,7 +2,7 @@
 
 pub mod zstd;
 
-use crate::{Error, Walk};
+use crate::{Error, Segment, Walk};
 
 /// Which code path served a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,6 +53,28 @@ pub trait Algorithm: Send + Sync + 'static {
     ///
     /// Any kind of [`Error`]; see [`Error::errno`].
     fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
+
+    /// Decompresses the first frame of the walk's source into `segments` (sorted, not
+    /// overlapping, already checked), sending output that falls before or between segments
+    /// to scratch memory of the workspace, and stopping as soon as the last segment is full.
+    /// Returns the extent offset where decoding stopped: the frame's end, or the end of the
+    /// last segment. The caller zero-fills what lies past it.
+    ///
+    /// # Errors
+    ///
+    /// Any kind of [`Error`]. The default refuses with [`Error::InvalidParameter`]: range
+    /// reads are optional for an algorithm.
+    fn decompress_range(
+        &self,
+        ws: &mut Self::Workspace,
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<u64, Error> {
+        let _ = (ws, walk, segments);
+        Err(Error::InvalidParameter {
+            reason: format!("{} has no range reads", self.name()),
+        })
+    }
 
     /// Returns a workspace that saw an error to a clean state for the next request.
     fn reset(&self, ws: &mut Self::Workspace);

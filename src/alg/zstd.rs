@@ -4,8 +4,9 @@ use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::{Algorithm, Path};
+use crate::segment::SegmentCursor;
 use crate::sys::{self, FrameHeader};
-use crate::{Error, Walk};
+use crate::{Error, Segment, Walk};
 
 /// The kernel's `ZSTD_DEF_LEVEL`.
 pub const DEFAULT_LEVEL: i32 = 3;
@@ -29,9 +30,8 @@ const SKIPPABLE_HEADER: usize = 8;
 /// block splitting gives other bytes, and the frame must not depend on the cut.
 const ONE_SHOT_COMPRESS_MAX: usize = 128 * 1024;
 
-/// Where the stream path sends output that no longer fits the destination, to learn
-/// whether the rest of the source is valid (then `ENOSPC`) or corrupt (then `EBADMSG`).
-const SINK_BYTES: usize = 4096;
+/// Size of a workspace's scratch buffer: one page.
+const SCRATCH_BYTES: usize = 4096;
 
 /// zstd parameters of a transform (the kernel's `zstd_parameters`, plus the window limit of
 /// `ZSTD_d_windowLogMax`). Build with [`Default`] and the setters.
@@ -157,14 +157,17 @@ impl Zstd {
         Ok(ws.cctx.as_mut().expect("created above"))
     }
 
-    fn dctx<'w>(&self, ws: &'w mut ZstdWorkspace) -> Result<&'w mut DCtx<'static>, Error> {
-        if ws.dctx.is_none() {
+    fn dctx<'w>(
+        params: &ZstdParams,
+        slot: &'w mut Option<DCtx<'static>>,
+    ) -> Result<&'w mut DCtx<'static>, Error> {
+        if slot.is_none() {
             let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
-            dctx.set_parameter(DParameter::WindowLogMax(self.params.window_log_max))
+            dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
                 .map_err(|c| Error::from_zstd(c, 0))?;
-            ws.dctx = Some(dctx);
+            *slot = Some(dctx);
         }
-        Ok(ws.dctx.as_mut().expect("created above"))
+        Ok(slot.as_mut().expect("created above"))
     }
 
     /// Compresses fragment by fragment: starts the stream (session reset and pledged
@@ -246,61 +249,17 @@ impl Zstd {
     }
 
     /// Decompresses fragment by fragment, straight into each destination fragment in turn.
-    ///
-    /// Starts the stream (the kernel's `zstd_init_dstream`, deferred to here); then, at the
-    /// start of each frame, reads its header across fragments, checks its window against
-    /// the limit, and hands zstd the header alone (so that zstd's single-pass shortcut,
-    /// which skips the window check and may write past its output, never runs). Goes on
-    /// through concatenated and skippable frames. Input that ends inside a frame is
-    /// corrupt. Output past the end of the destination goes to a sink, only to learn whether
-    /// the rest of the source is valid: then the error is `ENOSPC` with the size needed.
+    /// Output past the end of the destination goes to the scratch buffer, only to learn
+    /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
+    /// needed, else the source's own error.
     fn decompress_stream(
         &self,
         dctx: &mut DCtx<'static>,
+        scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
     ) -> Result<(), Error> {
-        dctx.reset(ResetDirective::SessionOnly)
-            .map_err(|c| Error::from_zstd(c, walk.dlen()))?;
-        let mut sink = [0u8; SINK_BYTES];
-        let mut overflow: u64 = 0;
-        let mut header_left = 0;
-        let mut at_frame_start = true;
-        loop {
-            if at_frame_start {
-                if walk.src_remaining() == 0 {
-                    break;
-                }
-                header_left = self.check_frame_header(walk)?;
-                at_frame_start = false;
-            }
-            let src = walk.next_src();
-            let feed = if header_left > 0 {
-                &src[..src.len().min(header_left)]
-            } else {
-                src
-            };
-            let to_sink = walk.dst_remaining() == 0;
-            let out: &mut [u8] = if to_sink { &mut sink } else { walk.next_dst() };
-            let out_len = out.len();
-            let mut input = InBuffer::around(feed);
-            let mut output = OutBuffer::around(out);
-            let ret = dctx.decompress_stream(&mut output, &mut input);
-            let (used, wrote) = (input.pos(), output.pos());
-            walk.done_src(used);
-            header_left -= used.min(header_left);
-            if to_sink {
-                overflow += wrote as u64;
-            } else {
-                walk.done_dst(wrote);
-            }
-            let hint = ret.map_err(|c| Error::from_zstd(c, walk.dlen()))?;
-            if hint == 0 {
-                at_frame_start = true;
-            } else if wrote < out_len && walk.src_remaining() == 0 {
-                // zstd flushed all it could and wants input that is not there.
-                return Err(Error::Truncated);
-            }
-        }
+        let mut overflow = 0;
+        self.stream_frames(dctx, scratch, walk, &mut Target::Dst(&mut overflow))?;
         if overflow > 0 {
             return Err(Error::NoSpace {
                 needed: Some(walk.produced() as u64 + overflow),
@@ -310,9 +269,83 @@ impl Zstd {
         Ok(())
     }
 
+    /// The stream path: decodes the walk's source frame by frame into `target`.
+    ///
+    /// Starts the stream (session reset: the kernel's `zstd_init_dstream`, deferred to the
+    /// first request that streams; it sits outside the loop, so no flag is needed to run it
+    /// once). Then, at the start of each frame, reads its header across fragments, checks
+    /// its window against the limit, and hands zstd the header alone, so that zstd's
+    /// single-pass shortcut (which skips the window check and uses the whole output buffer
+    /// as scratch) never runs. Goes on through concatenated and skippable frames; a range
+    /// read stops after the first frame, or as soon as its last segment is full. Input
+    /// that ends inside a frame is corrupt.
+    fn stream_frames(
+        &self,
+        dctx: &mut DCtx<'static>,
+        scratch: &mut [u8],
+        walk: &mut Walk<'_, '_>,
+        target: &mut Target<'_, '_, '_>,
+    ) -> Result<(), Error> {
+        let zerr = |c, walk: &Walk<'_, '_>| Error::from_zstd(c, walk.dlen());
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zerr(c, walk))?;
+        let mut header_left = 0;
+        // Whether the current frame is skippable; `None` between frames.
+        let mut frame: Option<bool> = None;
+        loop {
+            let skippable = match frame {
+                Some(skippable) => skippable,
+                None if walk.src_remaining() == 0 => return Ok(()),
+                None => {
+                    let (size, skippable) = self.check_frame_header(walk)?;
+                    header_left = size;
+                    *frame.insert(skippable)
+                }
+            };
+            let src = walk.next_src();
+            let feed = if header_left > 0 {
+                &src[..src.len().min(header_left)]
+            } else {
+                src
+            };
+            let into_scratch = matches!(target, Target::Dst(_)) && walk.dst_remaining() == 0;
+            let out: &mut [u8] = match target {
+                Target::Dst(_) if into_scratch => scratch,
+                Target::Dst(_) => walk.next_dst(),
+                Target::Range(cursor) => match cursor.chunk(scratch) {
+                    Some(chunk) => chunk,
+                    None => return Ok(()), // every segment is full: decode no further
+                },
+            };
+            let out_len = out.len();
+            let mut input = InBuffer::around(feed);
+            let mut output = OutBuffer::around(out);
+            let ret = dctx.decompress_stream(&mut output, &mut input);
+            let (used, wrote) = (input.pos(), output.pos());
+            walk.done_src(used);
+            header_left -= used.min(header_left);
+            match target {
+                Target::Dst(overflow) if into_scratch => **overflow += wrote as u64,
+                Target::Dst(_) => walk.done_dst(wrote),
+                Target::Range(cursor) => cursor.done(wrote),
+            }
+            let hint = ret.map_err(|c| zerr(c, walk))?;
+            if hint == 0 {
+                frame = None;
+                if !skippable && matches!(target, Target::Range(_)) {
+                    return Ok(()); // a range read decodes the first frame only
+                }
+            } else if wrote < out_len && walk.src_remaining() == 0 {
+                // zstd flushed all it could and wants input that is not there.
+                return Err(Error::Truncated);
+            }
+        }
+    }
+
     /// Reads the header of the frame that starts at the walk's position (without consuming
-    /// it) and returns its size. The same bytes give the same answer however they are cut.
-    fn check_frame_header(&self, walk: &Walk<'_, '_>) -> Result<usize, Error> {
+    /// it): its size, and whether the frame is skippable. The same bytes give the same
+    /// answer however they are cut.
+    fn check_frame_header(&self, walk: &Walk<'_, '_>) -> Result<(usize, bool), Error> {
         let mut buf = [0u8; FRAME_HEADER_MAX];
         let n = walk.peek_src(&mut buf);
         match sys::frame_header(&buf[..n]) {
@@ -325,20 +358,32 @@ impl Zstd {
                 if window > limit {
                     return Err(Error::WindowTooLarge { window, limit });
                 }
-                Ok(header_size)
+                Ok((header_size, false))
             }
-            FrameHeader::Skippable => Ok(SKIPPABLE_HEADER),
+            FrameHeader::Skippable => Ok((SKIPPABLE_HEADER, true)),
             FrameHeader::Incomplete(_) => Err(Error::Truncated),
             FrameHeader::Invalid(code) => Err(Error::from_zstd(code, walk.dlen())),
         }
     }
 }
 
+/// Where the stream path's output goes.
+enum Target<'t, 's, 'a> {
+    /// The walk's destination fragments; past their end, the scratch buffer, with the bytes
+    /// sent there counted here.
+    Dst(&'t mut u64),
+    /// The segments of a range read; output before a segment goes to the scratch buffer.
+    Range(SegmentCursor<'s, 'a>),
+}
+
 /// A zstd workspace: a persistent CCtx and DCtx, each created on first use with the
-/// transform's parameters set once.
+/// transform's parameters set once, and a scratch buffer of `SCRATCH_BYTES`.
 pub struct ZstdWorkspace {
     cctx: Option<CCtx<'static>>,
     dctx: Option<DCtx<'static>>,
+    /// Where output goes that has no destination: the part of a range read before or
+    /// between segments, and output past a full destination while the rest is checked.
+    scratch: Box<[u8]>,
 }
 
 impl std::fmt::Debug for ZstdWorkspace {
@@ -358,9 +403,15 @@ impl Algorithm for Zstd {
     }
 
     fn new_workspace(&self) -> Result<ZstdWorkspace, Error> {
+        let mut scratch = Vec::new();
+        scratch
+            .try_reserve_exact(SCRATCH_BYTES)
+            .map_err(|_| Error::NoMemory)?;
+        scratch.resize(SCRATCH_BYTES, 0);
         Ok(ZstdWorkspace {
             cctx: None,
             dctx: None,
+            scratch: scratch.into_boxed_slice(),
         })
     }
 
@@ -384,7 +435,7 @@ impl Algorithm for Zstd {
     }
 
     fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        let dctx = self.dctx(ws)?;
+        let dctx = Self::dctx(&self.params, &mut ws.dctx)?;
         if let Some((src, dst)) = walk.one_shot() {
             if let Some(n) = self.decompress_one_shot(dctx, src, dst) {
                 walk.done_src(src.len());
@@ -392,8 +443,23 @@ impl Algorithm for Zstd {
                 return Ok(Path::OneShot);
             }
         }
-        self.decompress_stream(dctx, walk)?;
+        self.decompress_stream(dctx, &mut ws.scratch, walk)?;
         Ok(Path::Stream)
+    }
+
+    fn decompress_range(
+        &self,
+        ws: &mut ZstdWorkspace,
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<u64, Error> {
+        let dctx = Self::dctx(&self.params, &mut ws.dctx)?;
+        let mut target = Target::Range(SegmentCursor::new(segments));
+        self.stream_frames(dctx, &mut ws.scratch, walk, &mut target)?;
+        let Target::Range(cursor) = target else {
+            unreachable!("the target stays a range")
+        };
+        Ok(cursor.pos())
     }
 
     fn reset(&self, ws: &mut ZstdWorkspace) {
@@ -407,6 +473,8 @@ impl Algorithm for Zstd {
     }
 
     fn workspace_bytes(&self, ws: &ZstdWorkspace) -> usize {
-        ws.cctx.as_ref().map_or(0, |c| c.sizeof()) + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
+        ws.cctx.as_ref().map_or(0, |c| c.sizeof())
+            + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
+            + ws.scratch.len()
     }
 }
