@@ -1,0 +1,257 @@
+//! The table the example prints, in the manner of zswap's debugfs counters.
+
+use hdrhistogram::Histogram;
+
+use crate::input::Input;
+use crate::pool::PAGE_SIZE;
+use crate::workload::{Phase, Report};
+
+/// The largest store and load p50 over the raw baseline's that the example aims for.
+pub const TARGET_RATIO: f64 = 1.10;
+
+fn p(h: &Histogram<u64>, q: f64) -> String {
+    if h.is_empty() {
+        "-".into()
+    } else {
+        micros(h.value_at_quantile(q))
+    }
+}
+
+fn micros(ns: u64) -> String {
+    format!("{:.2}", ns as f64 / 1000.0)
+}
+
+fn mib(bytes: f64) -> String {
+    format!("{:.1} MiB", bytes / (1024.0 * 1024.0))
+}
+
+/// `a`'s p50 over `b`'s, if both have values.
+fn ratio(a: &Histogram<u64>, b: &Histogram<u64>) -> Option<f64> {
+    (!a.is_empty() && !b.is_empty())
+        .then(|| a.value_at_quantile(0.5) as f64 / b.value_at_quantile(0.5) as f64)
+}
+
+fn verdict(r: Option<f64>) -> String {
+    match r {
+        Some(r) if r <= TARGET_RATIO => format!("{r:.3}x  ok (target <= {TARGET_RATIO:.2}x)"),
+        Some(r) => format!("{r:.3}x  MISSED (target <= {TARGET_RATIO:.2}x)"),
+        None => "-  (no such requests)".into(),
+    }
+}
+
+fn row(name: &str, h: &Histogram<u64>) {
+    println!(
+        "  {name:<40} {:>9} {:>9} {:>9}",
+        p(h, 0.5),
+        p(h, 0.99),
+        h.len()
+    );
+}
+
+fn phase(name: &str, ph: &Phase) {
+    println!(
+        "  {name:<40} {:>9}/s  ({} pages in {:.3} s)",
+        mib(ph.throughput()),
+        ph.pages,
+        ph.wall.as_secs_f64()
+    );
+}
+
+/// Prints the report.
+pub fn print(input: &Input, level: i32, r: &Report) {
+    let original = (r.pages * PAGE_SIZE) as u64;
+    println!(
+        "zswap: {} ({} bytes, {} pages of {PAGE_SIZE} bytes), {} threads, zstd level {level}",
+        input.path.display(),
+        input.file_len(),
+        r.pages,
+        r.threads
+    );
+    if input.padding > 0 {
+        println!(
+            "  the file is not whole pages: its last page is zero-padded with {} bytes",
+            input.padding
+        );
+    }
+
+    println!();
+    println!("counters (debugfs)                        stored    churned");
+    let (s, c) = (&r.stored, &r.churned);
+    let counter = |name: &str, a: u64, b: u64| println!("  {name:<34} {a:>12} {b:>10}");
+    counter("stored_pages", s.stored_pages, c.stored_pages);
+    counter(
+        "same_filled_pages",
+        s.same_filled_pages,
+        c.same_filled_pages,
+    );
+    counter(
+        "stored_incompressible_pages",
+        s.stored_incompressible_pages,
+        c.stored_incompressible_pages,
+    );
+    counter(
+        "reject_compress_poor",
+        s.reject_compress_poor,
+        c.reject_compress_poor,
+    );
+    counter(
+        "reject_compress_fail",
+        s.reject_compress_fail,
+        c.reject_compress_fail,
+    );
+    counter(
+        "reject_alloc_fail",
+        s.reject_alloc_fail,
+        c.reject_alloc_fail,
+    );
+    counter("decompress_fail", s.decompress_fail, c.decompress_fail);
+    counter(
+        "pool_total_size (bytes)",
+        s.pool.total_size() as u64,
+        c.pool.total_size() as u64,
+    );
+    counter("  backing pages", s.pool.pages as u64, c.pool.pages as u64);
+    counter("  objects", s.pool.objects as u64, c.pool.objects as u64);
+    counter(
+        "  object bytes (frames, pages)",
+        s.stored_bytes,
+        c.stored_bytes,
+    );
+    counter("original bytes", original, original);
+    let ratio_of = |pool: usize| original as f64 / pool.max(1) as f64;
+    println!(
+        "  {:<34} {:>11.2}x {:>9.2}x",
+        "compression ratio (original/pool)",
+        ratio_of(s.pool.total_size()),
+        ratio_of(c.pool.total_size())
+    );
+    println!(
+        "  {:<34} {:>11.2}x {:>9.2}x",
+        "frame ratio (original/objects)",
+        original as f64 / s.stored_bytes.max(1) as f64,
+        original as f64 / c.stored_bytes.max(1) as f64
+    );
+    println!(
+        "  {:<34} {:>11.1}% {:>9.1}%",
+        "pool packing (object bytes/pool)",
+        100.0 * s.stored_bytes as f64 / s.pool.total_size().max(1) as f64,
+        100.0 * c.stored_bytes as f64 / c.pool.total_size().max(1) as f64
+    );
+    if s.stored_bytes * 2 < s.pool.total_size() as u64 {
+        println!(
+            "  (few objects per size class: most zspages are part empty, as in zsmalloc; \
+             a larger --input shows the ratio a full pool reaches)"
+        );
+    }
+
+    println!();
+    println!("latency (us), whole call                      p50       p99     count");
+    row("store, compressed", &r.store_compressed);
+    row(
+        "store, incompressible (kept as is)",
+        &r.store_incompressible,
+    );
+    row("store, all (incl. same-filled)", &r.store_all);
+    row("load, one fragment (one-shot)", &r.load_one);
+    row("load, straddling (stream)", &r.load_straddling);
+    row("load, copied or filled", &r.load_other);
+    for raw in [&r.raw, &r.raw_single] {
+        let t = raw.threads;
+        row(
+            &format!("raw compress2, compressed pages, {t} thr"),
+            &raw.compress,
+        );
+        row(
+            &format!("raw compress2, incompressible, {t} thr"),
+            &raw.compress_incompressible,
+        );
+        row(
+            &format!("raw decompress, one-frag pages, {t} thr"),
+            &raw.decompress_one,
+        );
+        row(
+            &format!("raw decompress, straddling pages, {t} thr"),
+            &raw.decompress_straddling,
+        );
+    }
+
+    println!();
+    println!("overhead of the embedding: p50 over raw zstd-safe p50 on the same pages");
+    for raw in [&r.raw, &r.raw_single] {
+        let t = raw.threads;
+        println!(
+            "  {:<40} {}",
+            format!("store / raw compress ({t} thr)"),
+            verdict(ratio(&r.store_compressed, &raw.compress))
+        );
+        println!(
+            "  {:<40} {}",
+            format!("store incompr. / raw compress ({t} thr)"),
+            ratio(&r.store_incompressible, &raw.compress_incompressible)
+                .map_or("-".into(), |x| format!(
+                    "{x:.3}x  (page copied into the pool, no target)"
+                ))
+        );
+        println!(
+            "  {:<40} {}",
+            format!("load one-frag / raw decompress ({t} thr)"),
+            verdict(ratio(&r.load_one, &raw.decompress_one))
+        );
+        println!(
+            "  {:<40} {}",
+            format!("load straddling / raw decompr. ({t} thr)"),
+            ratio(&r.load_straddling, &raw.decompress_straddling)
+                .map_or("-".into(), |x| format!("{x:.3}x  (stream path, no target)"))
+        );
+    }
+
+    println!();
+    println!("throughput ({} threads)", r.threads);
+    phase("store", &r.store_phase);
+    phase("load and verify (random order)", &r.load_phase);
+    phase("churn (invalidate + store half)", &r.churn_phase);
+    phase("load and verify again", &r.verify_phase);
+
+    println!();
+    let a = &r.acomp;
+    println!("acomp requests (Acomp::stats)");
+    println!(
+        "  compress {:>12}   decompress {:>12}",
+        a.compress, a.decompress
+    );
+    println!(
+        "  one-shot {:>12}   stream     {:>12}",
+        a.one_shot, a.stream
+    );
+    println!(
+        "  errors: no_space {}, corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
+        a.no_space, a.corrupt, a.invalid, a.no_memory, a.busy, a.fallback
+    );
+    println!(
+        "  workspaces {} of {} slots, {}",
+        a.workspaces,
+        a.slots,
+        mib(a.workspace_bytes as f64)
+    );
+    let (one_shot, stream) = r.load_paths;
+    let (one, two) = (r.load_one.len(), r.load_straddling.len());
+    println!(
+        "  first load pass: one-shot {one_shot} for {one} one-fragment loads, \
+         stream {stream} for {two} straddling loads: {}",
+        if stream == two && one_shot == one {
+            "every straddling load took the stream path"
+        } else {
+            "PATHS DO NOT MATCH THE FRAGMENTS"
+        }
+    );
+
+    println!();
+    println!(
+        "verified {} loads byte for byte ({} pages, two passes); {} failures; \
+         pool after invalidating every page: {} backing pages",
+        r.verified, r.pages, r.failed, r.pool_pages_at_end
+    );
+    for f in &r.failures {
+        println!("  FAILED: {f}");
+    }
+}
