@@ -73,7 +73,7 @@ proptest! {
         let cap = (len as i64 + cap_extra).max(0) as usize;
         let one = decompress(&tfm, &bad, Cut::One, cap, Cut::One);
         let cut = decompress(&tfm, &bad, c1, cap, c2);
-        prop_assert_eq!(&one, &cut);
+        prop_assert!(same_outcome(&one, &cut), "{:?} vs {:?}", one, cut);
         match one {
             Ok(out) => prop_assert!(out.len() <= cap),
             Err(e) => {
@@ -84,7 +84,8 @@ proptest! {
                     prop_assert!(needed > cap);
                     let ok = decompress(&tfm, &bad, c2, needed, c1);
                     prop_assert_eq!(ok.as_ref().map(|b| b.len()), Ok(needed));
-                    prop_assert_eq!(ok, decompress(&tfm, &bad, Cut::One, needed, Cut::One));
+                    let one = decompress(&tfm, &bad, Cut::One, needed, Cut::One);
+                    prop_assert!(same_outcome(&ok, &one));
                 }
             }
         }

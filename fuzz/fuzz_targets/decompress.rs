@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     let scut = sizes(src.len(), c.seed, c.max_frag);
     let dcut = sizes(c.cap, c.seed.rotate_left(16), c.max_frag);
     let cut = decompress(src, &scut, c.cap, &dcut, 0x5A);
-    assert_eq!(one, cut, "the outcome depends on the cut");
+    assert!(
+        same_outcome(&one, &cut),
+        "the outcome depends on the cut: {one:?} vs {cut:?}"
+    );
     if let Err(e) = &one {
         assert_kind(e);
         if let acomp::Error::NoSpace {

@@ -140,10 +140,13 @@ impl Zstd {
         &self.params
     }
 
-    fn cctx<'w>(&self, ws: &'w mut ZstdWorkspace) -> Result<&'w mut CCtx<'static>, Error> {
-        if ws.cctx.is_none() {
+    fn cctx<'w>(
+        params: &ZstdParams,
+        slot: &'w mut Option<CCtx<'static>>,
+    ) -> Result<&'w mut CCtx<'static>, Error> {
+        if slot.is_none() {
             let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
-            let p = &self.params;
+            let p = params;
             for param in [
                 CParameter::CompressionLevel(p.level),
                 CParameter::ChecksumFlag(p.checksum),
@@ -152,9 +155,9 @@ impl Zstd {
                 cctx.set_parameter(param)
                     .map_err(|c| Error::from_zstd(c, 0))?;
             }
-            ws.cctx = Some(cctx);
+            *slot = Some(cctx);
         }
-        Ok(ws.cctx.as_mut().expect("created above"))
+        Ok(slot.as_mut().expect("created above"))
     }
 
     fn dctx<'w>(
@@ -168,6 +171,39 @@ impl Zstd {
             *slot = Some(dctx);
         }
         Ok(slot.as_mut().expect("created above"))
+    }
+
+    /// The one-shot compression: `ZSTD_compress2` on the persistent context, with room for
+    /// `ZSTD_compressBound` bytes. Given less, zstd refuses some frames that would fit (it
+    /// wants room for a compressed block before it falls back to a raw one) and encodes
+    /// others otherwise; the stream path always has that room (zstd's own buffer), so the
+    /// frame would depend on the cut. A destination smaller than the bound gets the frame
+    /// through `frame`, a buffer of the workspace, and a copy of it when it fits.
+    fn compress_one_shot(
+        cctx: &mut CCtx<'static>,
+        frame: &mut Vec<u8>,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize, Error> {
+        let bound = zstd_safe::compress_bound(src.len());
+        let capacity = dst.len();
+        let zerr = |c| Error::from_zstd(c, capacity);
+        if dst.len() >= bound {
+            return cctx.compress2(dst, src).map_err(zerr);
+        }
+        if frame.len() < bound {
+            frame
+                .try_reserve_exact(bound - frame.len())
+                .map_err(|_| Error::NoMemory)?;
+            frame.resize(bound, 0);
+        }
+        let n = cctx.compress2(&mut frame[..bound], src).map_err(zerr)?;
+        let out = dst.get_mut(..n).ok_or(Error::NoSpace {
+            needed: None,
+            capacity,
+        })?;
+        out.copy_from_slice(&frame[..n]);
+        Ok(n)
     }
 
     /// Compresses fragment by fragment: starts the stream (session reset and pledged
@@ -286,7 +322,15 @@ impl Zstd {
         walk: &mut Walk<'_, '_>,
         target: &mut Target<'_, '_, '_>,
     ) -> Result<(), Error> {
-        let zerr = |c, walk: &Walk<'_, '_>| Error::from_zstd(c, walk.dlen());
+        // zstd's streaming decoder writes into its own buffer, sized for any valid frame:
+        // its "destination too small" means a frame whose sizes contradict each other.
+        // (acomp finds a full destination itself, through the scratch buffer.)
+        let zerr = |c, walk: &Walk<'_, '_>| match Error::from_zstd(c, walk.dlen()) {
+            Error::NoSpace { .. } => Error::Corrupt {
+                zstd_error: zstd_safe::get_error_name(c),
+            },
+            e => e,
+        };
         dctx.reset(ResetDirective::SessionOnly)
             .map_err(|c| zerr(c, walk))?;
         let mut header_left = 0;
@@ -377,13 +421,17 @@ enum Target<'t, 's, 'a> {
 }
 
 /// A zstd workspace: a persistent CCtx and DCtx, each created on first use with the
-/// transform's parameters set once, and a scratch buffer of `SCRATCH_BYTES`.
+/// transform's parameters set once, a scratch buffer of `SCRATCH_BYTES`, and the frame
+/// buffer of the one-shot compression.
 pub struct ZstdWorkspace {
     cctx: Option<CCtx<'static>>,
     dctx: Option<DCtx<'static>>,
     /// Where output goes that has no destination: the part of a range read before or
     /// between segments, and output past a full destination while the rest is checked.
     scratch: Box<[u8]>,
+    /// Where a one-shot compression into a destination smaller than `ZSTD_compressBound`
+    /// writes its frame; grown on first need, up to the bound of one block.
+    frame: Vec<u8>,
 }
 
 impl std::fmt::Debug for ZstdWorkspace {
@@ -412,20 +460,18 @@ impl Algorithm for Zstd {
             cctx: None,
             dctx: None,
             scratch: scratch.into_boxed_slice(),
+            frame: Vec::new(),
         })
     }
 
     fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        let cctx = self.cctx(ws)?;
+        let cctx = Self::cctx(&self.params, &mut ws.cctx)?;
         if walk.slen() > ONE_SHOT_COMPRESS_MAX {
             Self::compress_stream(cctx, walk)?;
             return Ok(Path::Stream);
         }
         if let Some((src, dst)) = walk.one_shot() {
-            let capacity = dst.len();
-            let n = cctx
-                .compress2(dst, src)
-                .map_err(|c| Error::from_zstd(c, capacity))?;
+            let n = Self::compress_one_shot(cctx, &mut ws.frame, src, dst)?;
             walk.done_src(src.len());
             walk.done_dst(n);
             return Ok(Path::OneShot);
@@ -476,5 +522,6 @@ impl Algorithm for Zstd {
         ws.cctx.as_ref().map_or(0, |c| c.sizeof())
             + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
             + ws.scratch.len()
+            + ws.frame.capacity()
     }
 }
