@@ -1,0 +1,678 @@
+//! 4 KiB requests: acomp against what a Rust user would pick instead, and against the
+//! kernel's pattern before "crypto: zstd - avoid redundant cstream/dstream initialization".
+//!
+//! Groups `compress` and `decompress`; in each, every variant runs on the same pages (see
+//! `pages/mod.rs`), ids `<variant>/<page>`, throughput 4096 bytes. The decompress group
+//! decompresses, for every variant, the frame `Acomp::compress` wrote of the page (level 3,
+//! content size in the header). Every peer runs at level 3.
+//!
+//! ```text
+//! cargo bench --bench acomp_4k                          # criterion, then the tables
+//! cargo bench --bench acomp_4k -- --warm-up-time 1 --measurement-time 3
+//! ACOMP_INTERLEAVED=1 cargo bench --bench acomp_4k      # variants interleaved, tables
+//! ACOMP_CALLGRIND=decompress/acomp-one-shot/text valgrind --tool=callgrind \
+//!     --toggle-collect='*callgrind_loop*' target/release/deps/acomp_4k-<hash>
+//! ```
+//!
+//! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
+//! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
+//! collects, divided by N, are the instructions per request.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::io::{IoSlice, IoSliceMut};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use acomp::Acomp;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
+use zstd_safe::{CCtx, CParameter, DCtx};
+
+mod pages;
+
+use pages::PAGE;
+
+/// The level every variant compresses at: the kernel's `ZSTD_DEF_LEVEL`, acomp's default.
+const LEVEL: i32 = 3;
+
+/// The variants, in the order of the tables.
+const VARIANTS: [&str; 6] = [
+    AcompOneShot::NAME,
+    AcompTwoFragments::NAME,
+    Floor::NAME,
+    ZstdBulk::NAME,
+    ZstdThreadLocal::NAME,
+    OldPattern::NAME,
+];
+
+/// One way to serve a 4 KiB request.
+trait Variant {
+    /// The variant's name in criterion's ids and in the tables.
+    const NAME: &'static str;
+
+    /// Compresses `page` into `dst` (at least `compress_bound(4096)` bytes); returns the
+    /// frame's size.
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize;
+
+    /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
+
+    /// Where the last request's output is: `dst`, unless the variant returns its own
+    /// buffer.
+    fn output<'a>(&'a self, dst: &'a [u8]) -> &'a [u8] {
+        dst
+    }
+}
+
+/// acomp, one fragment each side: the one-shot path, on the persistent CCtx/DCtx of the
+/// current CPU's workspace (the kernel's `zstd_compress_one` / `zstd_decompress_one`).
+struct AcompOneShot(Arc<Acomp>);
+
+impl Variant for AcompOneShot {
+    const NAME: &'static str = "acomp-one-shot";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        let src = [IoSlice::new(page)];
+        self.0
+            .compress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        let src = [IoSlice::new(frame)];
+        self.0
+            .decompress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress")
+    }
+}
+
+/// acomp with the source in two fragments, cut in the middle: a zsmalloc object that
+/// straddles a page boundary. The stream path: session reset, pledged size, then
+/// `ZSTD_compressStream2` / `ZSTD_decompressStream` fragment by fragment.
+struct AcompTwoFragments(Arc<Acomp>);
+
+impl Variant for AcompTwoFragments {
+    const NAME: &'static str = "acomp-2-frag";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        let (a, b) = page.split_at(page.len() / 2);
+        let src = [IoSlice::new(a), IoSlice::new(b)];
+        self.0
+            .compress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        let (a, b) = frame.split_at(frame.len() / 2);
+        let src = [IoSlice::new(a), IoSlice::new(b)];
+        self.0
+            .decompress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress")
+    }
+}
+
+/// The floor: raw zstd-safe `CCtx::compress2` / `DCtx::decompress` on contexts created
+/// once and reused, nothing around them. No wrapper can do better.
+struct Floor {
+    cctx: CCtx<'static>,
+    dctx: DCtx<'static>,
+}
+
+impl Floor {
+    fn new() -> Self {
+        Floor {
+            cctx: level_cctx(),
+            dctx: DCtx::create(),
+        }
+    }
+}
+
+impl Variant for Floor {
+    const NAME: &'static str = "floor";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.cctx.compress2(dst, page).expect("ZSTD_compress2")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.dctx
+            .decompress(dst, frame)
+            .expect("ZSTD_decompressDCtx")
+    }
+}
+
+/// The `zstd` crate's one-call API, `bulk::compress` / `bulk::decompress`: a new context
+/// and a new `Vec` per call. What most Rust users write. The `Vec` is kept until the next
+/// call (so that the check can read it): it is freed then, as a caller would free it.
+struct ZstdBulk {
+    last: Vec<u8>,
+}
+
+impl Variant for ZstdBulk {
+    const NAME: &'static str = "zstd-bulk";
+
+    fn compress(&mut self, page: &[u8], _dst: &mut [u8]) -> usize {
+        self.last = zstd::bulk::compress(page, LEVEL).expect("zstd::bulk::compress");
+        self.last.len()
+    }
+
+    fn decompress(&mut self, frame: &[u8], _dst: &mut [u8]) -> usize {
+        self.last = zstd::bulk::decompress(frame, PAGE).expect("zstd::bulk::decompress");
+        self.last.len()
+    }
+
+    fn output<'a>(&'a self, _dst: &'a [u8]) -> &'a [u8] {
+        &self.last
+    }
+}
+
+thread_local! {
+    static COMPRESSOR: RefCell<zstd::bulk::Compressor<'static>> =
+        RefCell::new(zstd::bulk::Compressor::new(LEVEL).expect("zstd Compressor"));
+    static DECOMPRESSOR: RefCell<zstd::bulk::Decompressor<'static>> =
+        RefCell::new(zstd::bulk::Decompressor::new().expect("zstd Decompressor"));
+}
+
+/// A thread-local `zstd::bulk::Compressor` / `Decompressor`, reused, writing into the
+/// caller's buffer. What careful Rust users write; memory grows with the threads.
+struct ZstdThreadLocal;
+
+impl Variant for ZstdThreadLocal {
+    const NAME: &'static str = "zstd-tls";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        COMPRESSOR
+            .with_borrow_mut(|c| c.compress_to_buffer(page, dst))
+            .expect("Compressor::compress_to_buffer")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        DECOMPRESSOR
+            .with_borrow_mut(|d| d.decompress_to_buffer(frame, dst))
+            .expect("Decompressor::decompress_to_buffer")
+    }
+}
+
+/// The kernel's pattern before the patches: stream initialisation before every one-shot
+/// call, on the same reused contexts. `zstd_init_cstream` is `ZSTD_initCStream` (session
+/// reset, dictionary dropped, level set) plus the pledged source size; `zstd_init_dstream`
+/// is `ZSTD_initDStream`. In user space these calls only reset state: the kernel's static
+/// variants also re-lay the workspace out, so this row is the baseline at its cheapest.
+struct OldPattern {
+    cctx: CCtx<'static>,
+    dctx: DCtx<'static>,
+}
+
+impl OldPattern {
+    fn new() -> Self {
+        OldPattern {
+            cctx: level_cctx(),
+            dctx: DCtx::create(),
+        }
+    }
+}
+
+impl Variant for OldPattern {
+    const NAME: &'static str = "old-pattern";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.cctx.init(LEVEL).expect("ZSTD_initCStream");
+        self.cctx
+            .set_pledged_src_size(Some(page.len() as u64))
+            .expect("ZSTD_CCtx_setPledgedSrcSize");
+        self.cctx.compress2(dst, page).expect("ZSTD_compress2")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.dctx.init().expect("ZSTD_initDStream");
+        self.dctx
+            .decompress(dst, frame)
+            .expect("ZSTD_decompressDCtx")
+    }
+}
+
+/// A CCtx at [`LEVEL`]; content size and no checksum are zstd's defaults, as acomp's.
+fn level_cctx() -> CCtx<'static> {
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(LEVEL))
+        .expect("ZSTD_c_compressionLevel");
+    cctx
+}
+
+/// Something done to each variant in turn, statically dispatched.
+trait Visit {
+    fn visit<V: Variant>(&mut self, v: &mut V);
+}
+
+/// All variants, the two acomp ones on one shared transform.
+struct Variants {
+    one_shot: AcompOneShot,
+    two_frag: AcompTwoFragments,
+    floor: Floor,
+    bulk: ZstdBulk,
+    tls: ZstdThreadLocal,
+    old: OldPattern,
+}
+
+impl Variants {
+    fn new(tfm: &Arc<Acomp>) -> Self {
+        Variants {
+            one_shot: AcompOneShot(tfm.clone()),
+            two_frag: AcompTwoFragments(tfm.clone()),
+            floor: Floor::new(),
+            bulk: ZstdBulk { last: Vec::new() },
+            tls: ZstdThreadLocal,
+            old: OldPattern::new(),
+        }
+    }
+
+    fn each(&mut self, f: &mut impl Visit) {
+        f.visit(&mut self.one_shot);
+        f.visit(&mut self.two_frag);
+        f.visit(&mut self.floor);
+        f.visit(&mut self.bulk);
+        f.visit(&mut self.tls);
+        f.visit(&mut self.old);
+    }
+}
+
+/// The two operations, the names of the groups.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Op {
+    Compress,
+    Decompress,
+}
+
+impl Op {
+    const ALL: [Op; 2] = [Op::Compress, Op::Decompress];
+
+    fn name(self) -> &'static str {
+        match self {
+            Op::Compress => "compress",
+            Op::Decompress => "decompress",
+        }
+    }
+
+    /// One request of `v`: the page to compress, or the frame to decompress.
+    #[inline(always)]
+    fn run<V: Variant>(self, v: &mut V, input: &[u8], dst: &mut [u8]) -> usize {
+        match self {
+            Op::Compress => v.compress(input, dst),
+            Op::Decompress => v.decompress(input, dst),
+        }
+    }
+}
+
+/// A destination large enough for any request of `op`.
+fn dst_for(op: Op) -> Vec<u8> {
+    match op {
+        Op::Compress => vec![0; zstd_safe::compress_bound(PAGE)],
+        Op::Decompress => vec![0; PAGE],
+    }
+}
+
+/// The inputs of each group: per page kind, the page (compress) or acomp's frame of it
+/// (decompress).
+struct Inputs {
+    kinds: Vec<&'static str>,
+    pages: Vec<Vec<u8>>,
+    frames: Vec<Vec<u8>>,
+}
+
+impl Inputs {
+    fn new(tfm: &Arc<Acomp>) -> Self {
+        let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages().into_iter().unzip();
+        let mut acomp = AcompOneShot(tfm.clone());
+        let frames = pages
+            .iter()
+            .map(|page| {
+                let mut frame = dst_for(Op::Compress);
+                let n = acomp.compress(page, &mut frame);
+                frame.truncate(n);
+                frame
+            })
+            .collect();
+        Inputs {
+            kinds,
+            pages,
+            frames,
+        }
+    }
+
+    fn of(&self, op: Op) -> impl Iterator<Item = (&'static str, &[u8])> {
+        let inputs = match op {
+            Op::Compress => &self.pages,
+            Op::Decompress => &self.frames,
+        };
+        self.kinds
+            .iter()
+            .copied()
+            .zip(inputs.iter().map(Vec::as_slice))
+    }
+}
+
+/// Checks that every variant decompresses acomp's frame of every page to the page, and
+/// that every variant compresses a page to exactly acomp's frame (the same parameters).
+struct Check<'i>(&'i Inputs);
+
+impl Visit for Check<'_> {
+    fn visit<V: Variant>(&mut self, v: &mut V) {
+        let mut reference = Floor::new();
+        for ((kind, page), frame) in self.0.of(Op::Compress).zip(&self.0.frames) {
+            let mut out = dst_for(Op::Compress);
+            let n = v.compress(page, &mut out);
+            let written = &v.output(&out)[..n];
+            assert!(
+                written == frame,
+                "{} wrote another frame of {kind}",
+                V::NAME
+            );
+            let mut back = dst_for(Op::Decompress);
+            let n = reference.decompress(written, &mut back);
+            assert!(n == PAGE && back == page, "{}'s frame of {kind}", V::NAME);
+            let mut back = dst_for(Op::Decompress);
+            let n = v.decompress(frame, &mut back);
+            assert!(
+                n == PAGE && v.output(&back)[..n] == page[..],
+                "{} decompressed {kind} wrong",
+                V::NAME
+            );
+        }
+    }
+}
+
+/// Registers one criterion benchmark per variant for one page kind.
+struct CriterionBench<'g, 'c> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    op: Op,
+    kind: &'static str,
+    input: &'g [u8],
+}
+
+impl Visit for CriterionBench<'_, '_> {
+    fn visit<V: Variant>(&mut self, v: &mut V) {
+        let (op, input) = (self.op, self.input);
+        let mut dst = dst_for(op);
+        self.group
+            .bench_function(BenchmarkId::new(V::NAME, self.kind), |b| {
+                b.iter(|| op.run(v, black_box(input), &mut dst))
+            });
+    }
+}
+
+/// Median nanoseconds per request, by (op, variant, page kind).
+type Medians = HashMap<(Op, &'static str, &'static str), f64>;
+
+fn criterion_main(variants: &mut Variants, inputs: &Inputs) {
+    let started = SystemTime::now();
+    let mut c = Criterion::default().configure_from_args();
+    for op in Op::ALL {
+        let mut group = c.benchmark_group(op.name());
+        group.throughput(Throughput::Bytes(PAGE as u64));
+        // Kind by kind, so that the variants of one row run close together in time.
+        for (kind, input) in inputs.of(op) {
+            variants.each(&mut CriterionBench {
+                group: &mut group,
+                op,
+                kind,
+                input,
+            });
+        }
+        group.finish();
+    }
+    c.final_summary();
+    if std::env::args().any(|a| a == "--bench") {
+        print_tables(
+            &criterion_medians(inputs, started),
+            inputs,
+            "criterion medians",
+        );
+    }
+}
+
+/// The medians criterion saved in this run (estimates older than `since` are left out).
+fn criterion_medians(inputs: &Inputs, since: SystemTime) -> Medians {
+    let home = std::env::var_os("CRITERION_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR").map(|d| PathBuf::from(d).join("criterion"))
+        })
+        .unwrap_or_else(|| PathBuf::from("target/criterion"));
+    let mut medians = Medians::new();
+    for op in Op::ALL {
+        for &kind in &inputs.kinds {
+            for variant in VARIANTS {
+                let path = home
+                    .join(op.name())
+                    .join(variant)
+                    .join(kind)
+                    .join("new/estimates.json");
+                let fresh = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= since);
+                let median = std::fs::read_to_string(&path)
+                    .ok()
+                    .filter(|_| fresh)
+                    .and_then(|json| median_point_estimate(&json));
+                if let Some(ns) = median {
+                    medians.insert((op, variant, kind), ns);
+                }
+            }
+        }
+    }
+    medians
+}
+
+/// `median.point_estimate` of criterion's `estimates.json`.
+fn median_point_estimate(json: &str) -> Option<f64> {
+    let rest = &json[json.find("\"median\"")?..];
+    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = rest.find([',', '}'])?;
+    rest[..end].trim().parse().ok()
+}
+
+/// Times batches of requests of one variant and adds them to its list of samples.
+struct Interleaved<'m> {
+    op: Op,
+    kind: &'static str,
+    input: &'static [u8],
+    batch: u32,
+    samples: &'m mut HashMap<(Op, &'static str, &'static str), Vec<f64>>,
+}
+
+impl Visit for Interleaved<'_> {
+    fn visit<V: Variant>(&mut self, v: &mut V) {
+        let mut dst = dst_for(self.op);
+        let start = Instant::now();
+        for _ in 0..self.batch {
+            black_box(self.op.run(v, black_box(self.input), &mut dst));
+        }
+        let ns = start.elapsed().as_nanos() as f64 / f64::from(self.batch);
+        self.samples
+            .entry((self.op, V::NAME, self.kind))
+            .or_default()
+            .push(ns);
+    }
+}
+
+/// Variants interleaved: round after round, each variant times one batch on one page, so
+/// that a slow spell of the machine hits every variant alike. Medians of the rounds.
+fn interleaved_main(variants: &mut Variants, inputs: &Inputs) {
+    let rounds: usize = env_or("ACOMP_ROUNDS", 51);
+    let budget = Duration::from_millis(env_or("ACOMP_BATCH_MS", 4));
+    let mut samples = HashMap::new();
+    for op in Op::ALL {
+        for (kind, input) in inputs.of(op) {
+            let input: &'static [u8] = input.to_vec().leak();
+            // Size the batch on the floor, so that one takes about `budget`.
+            let mut floor = Floor::new();
+            let mut dst = dst_for(op);
+            let start = Instant::now();
+            let mut n = 0u32;
+            while start.elapsed() < budget {
+                black_box(op.run(&mut floor, input, &mut dst));
+                n += 1;
+            }
+            for _ in 0..rounds {
+                variants.each(&mut Interleaved {
+                    op,
+                    kind,
+                    input,
+                    batch: n.max(1),
+                    samples: &mut samples,
+                });
+            }
+        }
+    }
+    let medians = samples
+        .into_iter()
+        .map(|(key, mut ns)| {
+            ns.sort_by(f64::total_cmp);
+            (key, ns[ns.len() / 2])
+        })
+        .collect();
+    print_tables(
+        &medians,
+        inputs,
+        &format!("interleaved, median of {rounds} rounds"),
+    );
+}
+
+/// Runs `n` requests; callgrind collects inside this function only (`--toggle-collect`).
+#[inline(never)]
+fn callgrind_loop<V: Variant>(n: u64, op: Op, v: &mut V, input: &[u8], dst: &mut [u8]) {
+    for _ in 0..n {
+        black_box(op.run(v, black_box(input), dst));
+    }
+}
+
+/// Runs the one variant `ACOMP_CALLGRIND` names (`<op>/<variant>/<page>`).
+struct Callgrind {
+    op: Op,
+    variant: String,
+    input: Vec<u8>,
+    n: u64,
+    found: bool,
+}
+
+impl Visit for Callgrind {
+    fn visit<V: Variant>(&mut self, v: &mut V) {
+        if V::NAME != self.variant {
+            return;
+        }
+        let mut dst = dst_for(self.op);
+        // Warm-up outside the collected function: lazy workspaces, thread-locals, caches.
+        for _ in 0..100 {
+            black_box(self.op.run(v, &self.input, &mut dst));
+        }
+        callgrind_loop(self.n, self.op, v, &self.input, &mut dst);
+        self.found = true;
+    }
+}
+
+fn callgrind_main(variants: &mut Variants, inputs: &Inputs, spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [op, variant, kind] = parts[..] else {
+        panic!("ACOMP_CALLGRIND={spec}: expected <compress|decompress>/<variant>/<page>");
+    };
+    let op = *Op::ALL
+        .iter()
+        .find(|o| o.name() == op)
+        .unwrap_or_else(|| panic!("no operation {op}"));
+    let (_, input) = inputs
+        .of(op)
+        .find(|(k, _)| *k == kind)
+        .unwrap_or_else(|| panic!("no page kind {kind}: {:?}", inputs.kinds));
+    let mut run = Callgrind {
+        op,
+        variant: variant.to_owned(),
+        input: input.to_vec(),
+        n: env_or("ACOMP_CALLGRIND_N", 10_000),
+        found: false,
+    };
+    variants.each(&mut run);
+    assert!(run.found, "no variant {variant}: {VARIANTS:?}");
+    println!("{spec}: {} requests in callgrind_loop", run.n);
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+        })
+        .unwrap_or(default)
+}
+
+/// Prints, per group, the medians and the ratios of acomp's time to its peers' (below 1:
+/// acomp is faster), as markdown tables.
+fn print_tables(medians: &Medians, inputs: &Inputs, source: &str) {
+    let get = |op, variant, kind| medians.get(&(op, variant, kind)).copied();
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.3}", a / b),
+        _ => "-".to_owned(),
+    };
+    for op in Op::ALL {
+        println!("\n#### {}: ns per 4 KiB request ({source})\n", op.name());
+        println!("| page | {} |", VARIANTS.join(" | "));
+        println!("|---{}|", "|---:".repeat(VARIANTS.len()));
+        for &kind in &inputs.kinds {
+            let cells: Vec<String> = VARIANTS
+                .iter()
+                .map(|v| get(op, *v, kind).map_or("-".to_owned(), |ns| format!("{ns:.0}")))
+                .collect();
+            println!("| {kind} | {} |", cells.join(" | "));
+        }
+        println!(
+            "\n#### {}: acomp's time / peer's time (below 1: acomp faster)\n",
+            op.name()
+        );
+        let peers = [
+            Floor::NAME,
+            ZstdBulk::NAME,
+            ZstdThreadLocal::NAME,
+            OldPattern::NAME,
+        ];
+        let header: Vec<String> = peers
+            .iter()
+            .map(|p| format!("one-shot / {p}"))
+            .chain([
+                format!("2-frag / {}", Floor::NAME),
+                format!("2-frag / {}", OldPattern::NAME),
+            ])
+            .collect();
+        println!("| page | {} |", header.join(" | "));
+        println!("|---{}|", "|---:".repeat(header.len()));
+        for &kind in &inputs.kinds {
+            let one = get(op, AcompOneShot::NAME, kind);
+            let two = get(op, AcompTwoFragments::NAME, kind);
+            let cells: Vec<String> = peers
+                .iter()
+                .map(|p| ratio(one, get(op, p, kind)))
+                .chain([
+                    ratio(two, get(op, Floor::NAME, kind)),
+                    ratio(two, get(op, OldPattern::NAME, kind)),
+                ])
+                .collect();
+            println!("| {kind} | {} |", cells.join(" | "));
+        }
+    }
+}
+
+fn main() {
+    let tfm = Arc::new(Acomp::new("zstd").expect("acomp zstd transform"));
+    let inputs = Inputs::new(&tfm);
+    let mut variants = Variants::new(&tfm);
+    variants.each(&mut Check(&inputs));
+    if let Ok(spec) = std::env::var("ACOMP_CALLGRIND") {
+        callgrind_main(&mut variants, &inputs, &spec);
+    } else if std::env::var_os("ACOMP_INTERLEAVED").is_some() {
+        interleaved_main(&mut variants, &inputs);
+    } else {
+        criterion_main(&mut variants, &inputs);
+    }
+}

@@ -1,0 +1,318 @@
+//! Scaling: 1, 2, 4, 16 and 64 threads sharing one `Acomp`, against the same threads with
+//! thread-local contexts and with one global `Mutex` around one context pair.
+//!
+//! Each thread compresses a page and decompresses the frame, `ACOMP_SCALING_PAGES` times
+//! (default 20000), cycling through the page kinds of `pages/mod.rs`. Each (mode, threads)
+//! cell runs `ACOMP_SCALING_RUNS` times (default 3), the modes interleaved; the table
+//! gives the run with the median pages per second. Memory is what the contexts hold at
+//! the end: `Acomp::stats().workspace_bytes` for acomp, `ZSTD_sizeof_CCtx` +
+//! `ZSTD_sizeof_DCtx` summed over the contexts for the others.
+//!
+//! ```text
+//! cargo bench --bench scaling
+//! ```
+//!
+//! Without `--bench` (as `cargo test --benches` runs it) it only checks that every mode
+//! works, on a few pages.
+
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use acomp::Acomp;
+use hdrhistogram::Histogram;
+use std::io::{IoSlice, IoSliceMut};
+use zstd_safe::{CCtx, CParameter, DCtx};
+
+mod pages;
+
+use pages::PAGE;
+
+const THREADS: [usize; 5] = [1, 2, 4, 16, 64];
+
+/// The level every mode compresses at: the kernel's `ZSTD_DEF_LEVEL`, acomp's default.
+const LEVEL: i32 = 3;
+
+/// How the threads reach a codec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// One `Acomp` shared by all threads: per-CPU workspaces.
+    Acomp,
+    /// A CCtx and a DCtx per thread, reused: the `thread_local!` pattern.
+    ThreadLocal,
+    /// One CCtx and one DCtx behind one `std::sync::Mutex`, locked per call.
+    GlobalMutex,
+}
+
+impl Mode {
+    const ALL: [Mode; 3] = [Mode::Acomp, Mode::ThreadLocal, Mode::GlobalMutex];
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Acomp => "acomp (shared)",
+            Mode::ThreadLocal => "thread-local",
+            Mode::GlobalMutex => "global mutex",
+        }
+    }
+}
+
+/// A context pair at [`LEVEL`], reused for every request.
+struct Contexts {
+    cctx: CCtx<'static>,
+    dctx: DCtx<'static>,
+}
+
+impl Contexts {
+    fn new() -> Self {
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::CompressionLevel(LEVEL))
+            .expect("ZSTD_c_compressionLevel");
+        Contexts {
+            cctx,
+            dctx: DCtx::create(),
+        }
+    }
+
+    fn sizeof(&self) -> usize {
+        self.cctx.sizeof() + self.dctx.sizeof()
+    }
+}
+
+/// What every mode gives a thread: compress a page, decompress a frame.
+trait Codec {
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize;
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
+}
+
+impl Codec for &Acomp {
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        Acomp::compress(self, &[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        Acomp::decompress(self, &[IoSlice::new(frame)], &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress")
+    }
+}
+
+impl Codec for Contexts {
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.cctx.compress2(dst, page).expect("ZSTD_compress2")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.dctx
+            .decompress(dst, frame)
+            .expect("ZSTD_decompressDCtx")
+    }
+}
+
+impl Codec for &Mutex<Contexts> {
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.lock().expect("not poisoned").compress(page, dst)
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.lock().expect("not poisoned").decompress(frame, dst)
+    }
+}
+
+/// One thread's share: `count` pages, starting at page kind `first`. Returns the latency
+/// of each compress + decompress pair, in nanoseconds.
+fn work(codec: &mut impl Codec, pages: &[Vec<u8>], first: usize, count: usize) -> Histogram<u64> {
+    let mut latency = histogram();
+    let mut frame = vec![0; zstd_safe::compress_bound(PAGE)];
+    let mut back = vec![0; PAGE];
+    for i in 0..count {
+        let page = &pages[(first + i) % pages.len()];
+        let start = Instant::now();
+        let n = codec.compress(page, &mut frame);
+        let m = codec.decompress(&frame[..n], &mut back);
+        latency.saturating_record(start.elapsed().as_nanos() as u64);
+        assert!(m == PAGE && back == *page, "round trip");
+    }
+    latency
+}
+
+/// Latencies from 1 ns to 60 s, 3 significant figures.
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
+}
+
+/// One run of one cell of the table.
+struct Run {
+    elapsed: Duration,
+    pages: usize,
+    /// Bytes the contexts hold at the end.
+    memory: usize,
+    /// Contexts (acomp: filled workspaces) holding that memory.
+    contexts: usize,
+    /// acomp only: requests that found their CPU's workspace busy.
+    busy: u64,
+    latency: Histogram<u64>,
+}
+
+impl Run {
+    fn pages_per_s(&self) -> f64 {
+        self.pages as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Runs `threads` threads of `mode`, each on `count` pages, started together.
+fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>) -> Run {
+    let tfm = Arc::new(Acomp::new("zstd").expect("acomp zstd transform"));
+    let global = Arc::new(Mutex::new(Contexts::new()));
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (tfm, global, barrier, pages) =
+                (tfm.clone(), global.clone(), barrier.clone(), pages.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                match mode {
+                    Mode::Acomp => (work(&mut &*tfm, &pages, t, count), 0),
+                    Mode::ThreadLocal => {
+                        // Created by the thread on its first request, as `thread_local!`
+                        // would: part of the timed work.
+                        let mut local = Contexts::new();
+                        let latency = work(&mut local, &pages, t, count);
+                        (latency, local.sizeof())
+                    }
+                    Mode::GlobalMutex => (work(&mut &*global, &pages, t, count), 0),
+                }
+            })
+        })
+        .collect();
+    barrier.wait();
+    let start = Instant::now();
+    let mut latency = histogram();
+    let mut local_bytes = 0;
+    for h in handles {
+        let (l, bytes) = h.join().expect("worker thread");
+        latency.add(l).expect("same histogram bounds");
+        local_bytes += bytes;
+    }
+    let elapsed = start.elapsed();
+    let stats = tfm.stats();
+    let (memory, contexts, busy) = match mode {
+        Mode::Acomp => (stats.workspace_bytes, stats.workspaces, stats.busy),
+        Mode::ThreadLocal => (local_bytes, threads, 0),
+        Mode::GlobalMutex => (global.lock().expect("not poisoned").sizeof(), 1, 0),
+    };
+    Run {
+        elapsed,
+        pages: threads * count,
+        memory,
+        contexts,
+        busy,
+        latency,
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+        })
+        .unwrap_or(default)
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{:.0} KiB", bytes as f64 / 1024.0)
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let (count, runs) = if bench {
+        (
+            env_or("ACOMP_SCALING_PAGES", 20_000),
+            env_or("ACOMP_SCALING_RUNS", 3),
+        )
+    } else {
+        (20, 1)
+    };
+    let pages = Arc::new(
+        pages::pages()
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect::<Vec<_>>(),
+    );
+    let mut cells: Vec<Vec<Vec<Run>>> = Mode::ALL
+        .iter()
+        .map(|_| THREADS.iter().map(|_| Vec::new()).collect())
+        .collect();
+    for _ in 0..runs {
+        for (ti, &threads) in THREADS.iter().enumerate() {
+            for (mi, &mode) in Mode::ALL.iter().enumerate() {
+                cells[mi][ti].push(run(mode, threads, count, &pages));
+            }
+        }
+    }
+    if !bench {
+        println!("scaling: every mode ran; run with `cargo bench --bench scaling` to measure");
+        return;
+    }
+    // The run with the median pages per second, per cell.
+    let median: Vec<Vec<Run>> = cells
+        .into_iter()
+        .map(|by_threads| {
+            by_threads
+                .into_iter()
+                .map(|mut runs| {
+                    runs.sort_by(|a, b| a.pages_per_s().total_cmp(&b.pages_per_s()));
+                    runs.swap_remove(runs.len() / 2)
+                })
+                .collect()
+        })
+        .collect();
+    let slots = Acomp::new("zstd").expect("acomp").stats().slots;
+    println!(
+        "\n#### Scaling: compress + decompress of mixed 4 KiB pages, {count} pages per thread, \
+         median of {runs} runs, {slots} CPUs\n"
+    );
+    println!(
+        "| threads | mode | pages/s | vs 1 thread | memory | contexts | p99 µs | max µs | busy |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (ti, threads) in THREADS.iter().enumerate() {
+        for (mi, mode) in Mode::ALL.iter().enumerate() {
+            let r = &median[mi][ti];
+            println!(
+                "| {threads} | {} | {:.0} | {:.2}x | {} | {} | {:.1} | {:.0} | {} |",
+                mode.name(),
+                r.pages_per_s(),
+                r.pages_per_s() / median[mi][0].pages_per_s(),
+                kib(r.memory),
+                r.contexts,
+                r.latency.value_at_quantile(0.99) as f64 / 1000.0,
+                r.latency.max() as f64 / 1000.0,
+                r.busy,
+            );
+        }
+    }
+    let acomp = &median[0];
+    let at = |threads| {
+        THREADS
+            .iter()
+            .position(|&t| t == threads)
+            .expect("in THREADS")
+    };
+    let two_vs_one = acomp[at(2)].pages_per_s() / acomp[at(1)].pages_per_s();
+    let sixty_four_vs_two = acomp[at(64)].pages_per_s() / acomp[at(2)].pages_per_s();
+    let (ws64, n64) = (acomp[at(64)].memory, acomp[at(64)].contexts);
+    let local64 = median[1][at(64)].memory;
+    println!("\n#### Targets (acomp)\n");
+    println!("- 2 threads / 1 thread: {two_vs_one:.2}x (target >= 1.8x)");
+    println!("- 64 threads / 2 threads: {sixty_four_vs_two:.2}x (target >= 0.9x)");
+    println!(
+        "- workspace memory at 64 threads: {} in {n64} workspaces of {} (CCtx + DCtx + \
+         scratch) for {slots} CPUs (target: at most {slots} workspaces); 64 thread-local \
+         context pairs: {}",
+        kib(ws64),
+        kib(ws64 / n64.max(1)),
+        kib(local64),
+    );
+}
