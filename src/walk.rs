@@ -52,6 +52,7 @@ pub struct Walk<'w, 'a> {
 
 impl<'w, 'a> Walk<'w, 'a> {
     /// Starts a walk at the first byte of both sides.
+    #[inline]
     pub fn new(src: &'w [IoSlice<'_>], dst: &'w mut [IoSliceMut<'a>]) -> Self {
         let slen = src.iter().map(|s| s.len()).sum();
         let dlen = dst.iter().map(|d| d.len()).sum();
@@ -67,43 +68,51 @@ impl<'w, 'a> Walk<'w, 'a> {
             consumed: 0,
             produced: 0,
         };
-        walk.skip_empty();
+        walk.skip_empty_src();
+        walk.skip_empty_dst();
         walk
     }
 
     /// Total source bytes (the kernel's `slen`).
+    #[inline]
     pub fn slen(&self) -> usize {
         self.slen
     }
 
     /// Total destination capacity in bytes (the kernel's `dlen` on entry).
+    #[inline]
     pub fn dlen(&self) -> usize {
         self.dlen
     }
 
     /// Source bytes marked consumed so far.
+    #[inline]
     pub fn consumed(&self) -> usize {
         self.consumed
     }
 
     /// Destination bytes marked produced so far: the output is the first `produced()`
     /// bytes of the destination fragments, in order.
+    #[inline]
     pub fn produced(&self) -> usize {
         self.produced
     }
 
     /// Source bytes not yet consumed.
+    #[inline]
     pub fn src_remaining(&self) -> usize {
         self.slen - self.consumed
     }
 
     /// Destination bytes not yet produced.
+    #[inline]
     pub fn dst_remaining(&self) -> usize {
         self.dlen - self.produced
     }
 
     /// The next source chunk: the unused rest of the current source fragment, never empty
     /// unless the source is used up.
+    #[inline]
     pub fn next_src(&self) -> &'w [u8] {
         let src: &'w [IoSlice<'w>] = self.src;
         match src.get(self.src_idx) {
@@ -117,16 +126,20 @@ impl<'w, 'a> Walk<'w, 'a> {
     /// # Panics
     ///
     /// If `used` is larger than that chunk.
+    #[inline]
     pub fn done_src(&mut self, used: usize) {
         let len = self.next_src().len();
         assert!(used <= len, "done_src({used}) past a chunk of {len} bytes");
         self.src_off += used;
         self.consumed += used;
-        self.skip_empty();
+        if used == len {
+            self.skip_empty_src();
+        }
     }
 
     /// The next destination chunk: the unused rest of the current destination fragment,
     /// never empty unless the destination is full.
+    #[inline]
     pub fn next_dst(&mut self) -> &mut [u8] {
         match self.dst.get_mut(self.dst_idx) {
             Some(d) => &mut d[self.dst_off..],
@@ -140,18 +153,22 @@ impl<'w, 'a> Walk<'w, 'a> {
     /// # Panics
     ///
     /// If `used` is larger than that chunk.
+    #[inline]
     pub fn done_dst(&mut self, used: usize) {
         let len = self.next_dst().len();
         assert!(used <= len, "done_dst({used}) past a chunk of {len} bytes");
         self.dst_off += used;
         self.produced += used;
-        self.skip_empty();
+        if used == len {
+            self.skip_empty_dst();
+        }
     }
 
     /// Whole source and whole destination as two single slices, when the first (non-empty)
     /// fragment of each side spans all of it and nothing was used yet: the kernel's rule for
     /// its one-shot path (`dcur == req->dlen && scur == req->slen` in `crypto/zstd.c`).
     /// `None` otherwise.
+    #[inline]
     pub fn one_shot(&mut self) -> Option<(&'w [u8], &mut [u8])> {
         let src = self.next_src();
         if self.consumed != 0 || self.produced != 0 || src.len() != self.slen {
@@ -179,7 +196,8 @@ impl<'w, 'a> Walk<'w, 'a> {
         n
     }
 
-    fn skip_empty(&mut self) {
+    /// Moves past used-up and zero-length source fragments.
+    fn skip_empty_src(&mut self) {
         while self
             .src
             .get(self.src_idx)
@@ -188,6 +206,10 @@ impl<'w, 'a> Walk<'w, 'a> {
             self.src_idx += 1;
             self.src_off = 0;
         }
+    }
+
+    /// Moves past used-up and zero-length destination fragments.
+    fn skip_empty_dst(&mut self) {
         while self
             .dst
             .get(self.dst_idx)

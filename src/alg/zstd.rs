@@ -249,8 +249,8 @@ impl Zstd {
     }
 
     /// The one-shot decompression, where it gives exactly the outcome the stream path
-    /// would: one whole frame, with its window within the limit and its content size in the
-    /// header, into a destination cut to exactly that size. `None` leaves the request to the
+    /// would: one whole frame (see [`single_frame`]), with its window within the limit and
+    /// its content size in the header, into a destination cut to exactly that size. `None` leaves the request to the
     /// stream path, which also decides every error, so that errors never depend on the path.
     ///
     /// The cut matters: `ZSTD_decompressDCtx` uses the whole destination it is given as
@@ -264,23 +264,13 @@ impl Zstd {
         src: &[u8],
         dst: &mut [u8],
     ) -> Option<usize> {
-        let FrameHeader::Frame {
-            window,
-            content_size,
-            ..
-        } = sys::frame_header(src)
-        else {
-            return None;
-        };
+        let (content_size, window) = single_frame(src)?;
         if window > self.params.window_limit() {
             return None;
         }
-        let size = usize::try_from(content_size?)
+        let size = usize::try_from(content_size)
             .ok()
             .filter(|&s| s <= dst.len())?;
-        if zstd_safe::find_frame_compressed_size(src) != Ok(src.len()) {
-            return None;
-        }
         dctx.decompress(&mut dst[..size], src).ok()
     }
 
@@ -411,6 +401,70 @@ impl Zstd {
     }
 }
 
+/// The content size and window of the one zstd frame that `src` is, exactly, where its
+/// header declares a content size; `None` for anything else (no content size, a skippable
+/// frame, several frames, bytes after the frame, a malformed header or block header).
+///
+/// What `ZSTD_getFrameHeader` and `ZSTD_findFrameCompressedSize` would say together, read
+/// in one pass over the frame header and the 3-byte block headers (RFC 8878 §3.1.1), since
+/// it runs on every one-shot decompression. It decides only whether the one-shot path may
+/// run; whatever it refuses streams, with zstd's own parser.
+fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
+    const MAGIC: u32 = 0xFD2F_B528;
+    if u32::from_le_bytes(src.get(..4)?.try_into().ok()?) != MAGIC {
+        return None;
+    }
+    let fhd = *src.get(4)?;
+    let single_segment = fhd & 0x20 != 0;
+    if fhd & 0x08 != 0 {
+        return None; // reserved bit
+    }
+    let mut pos = 5;
+    let window_descriptor = if single_segment {
+        None
+    } else {
+        pos += 1;
+        Some(*src.get(5)?)
+    };
+    pos += [0, 1, 2, 4][usize::from(fhd & 3)]; // dictionary ID
+    let fcs_size = [usize::from(single_segment), 2, 4, 8][usize::from(fhd >> 6)];
+    let fcs = src.get(pos..pos + fcs_size)?;
+    pos += fcs_size;
+    let content_size = match *fcs {
+        [] => return None,
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])) + 256,
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => u64::from_le_bytes(fcs.try_into().ok()?),
+    };
+    let window = match window_descriptor {
+        None => content_size,
+        Some(wd) => {
+            let log = 10 + u32::from(wd >> 3);
+            if log > *WINDOW_LOG_RANGE.end() {
+                return None;
+            }
+            let base = 1u64 << log;
+            base + (base >> 3) * u64::from(wd & 7)
+        }
+    };
+    loop {
+        let h = src.get(pos..pos + 3)?;
+        let h = u32::from_le_bytes([h[0], h[1], h[2], 0]);
+        let size = (h >> 3) as usize;
+        pos += 3 + match (h >> 1) & 3 {
+            0 | 2 => size, // raw, compressed
+            1 => 1,        // RLE
+            _ => return None,
+        };
+        if h & 1 != 0 {
+            break;
+        }
+    }
+    pos += if fhd & 0x04 != 0 { 4 } else { 0 }; // content checksum
+    (pos == src.len()).then_some((content_size, window))
+}
+
 /// Where the stream path's output goes.
 enum Target<'t, 's, 'a> {
     /// The walk's destination fragments; past their end, the scratch buffer, with the bytes
@@ -523,5 +577,117 @@ impl Algorithm for Zstd {
             + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
             + ws.scratch.len()
             + ws.frame.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// What zstd's own parsers say `single_frame` should answer.
+    fn zstd_says(src: &[u8]) -> Option<(u64, u64)> {
+        match sys::frame_header(src) {
+            FrameHeader::Frame {
+                window,
+                content_size: Some(size),
+                ..
+            } if zstd_safe::find_frame_compressed_size(src) == Ok(src.len()) => {
+                Some((size, window))
+            }
+            _ => None,
+        }
+    }
+
+    fn frames(rng: &mut StdRng) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for (len, level, checksum, size_flag, wlog) in [
+            (0, 3, false, true, 0),
+            (1, 1, true, true, 0),
+            (255, 3, false, true, 0),
+            (256, 3, true, true, 0),
+            (4096, -5, false, true, 0),
+            (70_000, 3, true, true, 0),
+            (300_000, 1, false, true, 0),
+            (5000, 3, false, true, 20),
+            (5000, 3, false, false, 0),
+        ] {
+            let data: Vec<u8> = (0..len).map(|_| b'a' + rng.random_range(0..4u8)).collect();
+            let mut cctx = CCtx::create();
+            cctx.set_parameter(CParameter::CompressionLevel(level))
+                .unwrap();
+            cctx.set_parameter(CParameter::ChecksumFlag(checksum))
+                .unwrap();
+            cctx.set_parameter(CParameter::ContentSizeFlag(size_flag))
+                .unwrap();
+            if wlog > 0 {
+                cctx.set_parameter(CParameter::WindowLog(wlog)).unwrap();
+            }
+            let mut f = vec![0u8; zstd_safe::compress_bound(len)];
+            let mut output = OutBuffer::around(&mut f[..]);
+            let mut input = InBuffer::around(&data[..]);
+            // Data first, end apart: no single-segment shrink, a real window descriptor.
+            let mode = if wlog > 0 {
+                ZSTD_EndDirective::ZSTD_e_continue
+            } else {
+                ZSTD_EndDirective::ZSTD_e_end
+            };
+            let mut left = cctx
+                .compress_stream2(&mut output, &mut input, mode)
+                .unwrap();
+            let mut end = InBuffer::around(&[]);
+            if wlog > 0 {
+                left = 1;
+            }
+            while left > 0 {
+                left = cctx
+                    .compress_stream2(&mut output, &mut end, ZSTD_EndDirective::ZSTD_e_end)
+                    .unwrap();
+            }
+            let n = output.pos();
+            f.truncate(n);
+            out.push(f);
+        }
+        out
+    }
+
+    #[test]
+    fn single_frame_agrees_with_zstd_on_every_input() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let frames = frames(&mut rng);
+        let mut agreed_some = 0;
+        for f in &frames {
+            assert_eq!(single_frame(f), zstd_says(f));
+            agreed_some += usize::from(single_frame(f).is_some());
+            for _ in 0..20_000 {
+                let mut m = f.clone();
+                match rng.random_range(0..5) {
+                    // Mutate a header byte, or any byte, or a few.
+                    0 => {
+                        let i = rng.random_range(0..m.len().min(18));
+                        m[i] = rng.random();
+                    }
+                    1 => {
+                        let i = rng.random_range(0..m.len());
+                        m[i] ^= 1 << rng.random_range(0..8);
+                    }
+                    2 => m.truncate(rng.random_range(0..m.len())),
+                    3 => m.extend((0..rng.random_range(1..20)).map(|_| rng.random::<u8>())),
+                    _ => {
+                        for _ in 0..3 {
+                            let i = rng.random_range(0..m.len());
+                            m[i] = rng.random();
+                        }
+                    }
+                }
+                assert_eq!(single_frame(&m), zstd_says(&m), "{m:02x?}");
+            }
+        }
+        // Two frames, a skippable frame: never one frame.
+        let two = [frames[1].clone(), frames[1].clone()].concat();
+        assert_eq!(single_frame(&two), None);
+        assert_eq!(zstd_says(&two), None);
+        assert!(agreed_some >= 7, "{agreed_some}");
     }
 }
