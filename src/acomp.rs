@@ -244,6 +244,9 @@ pub struct Stats {
     pub invalid: u64,
     /// Failed with `ENOMEM`.
     pub no_memory: u64,
+    /// Range reads ([`Acomp::decompress_range`]), also counted in `decompress` and by path
+    /// (`stream`) or error.
+    pub range: u64,
     /// Requests that found their CPU's workspace busy and took another CPU's.
     pub busy: u64,
     /// Requests whose CPU's workspace could not be filled, served by the first one.

@@ -38,6 +38,16 @@ impl<'a> Segment<'a> {
         self.buf
     }
 
+    /// The segment's bytes, to read or refill between reads.
+    pub fn buf_mut(&mut self) -> &mut [u8] {
+        self.buf
+    }
+
+    /// The destination buffer, given back.
+    pub fn into_buf(self) -> &'a mut [u8] {
+        self.buf
+    }
+
     /// One past the segment's last byte in the extent; `None` if that overflows a `u64`.
     fn end(&self) -> Option<u64> {
         self.offset.checked_add(self.buf.len() as u64)

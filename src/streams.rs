@@ -36,6 +36,8 @@ struct Slot<W> {
     done: [[AtomicU64; 2]; 2],
     /// Failed requests by direction and errno kind (ENOSPC, EBADMSG, EINVAL, ENOMEM).
     failed: [[AtomicU64; 4]; 2],
+    /// Range reads (also counted as decompressions).
+    range: AtomicU64,
     /// Requests served here because their own CPU's slot was busy.
     busy: AtomicU64,
     /// Requests served here because their own CPU's slot could not be filled.
@@ -48,6 +50,7 @@ impl<W> Slot<W> {
             ws: OnceCell::new(),
             done: Default::default(),
             failed: Default::default(),
+            range: AtomicU64::new(0),
             busy: AtomicU64::new(0),
             fallback: AtomicU64::new(0),
         }
@@ -120,7 +123,9 @@ impl<A: Algorithm> Streams<A> {
         });
         if let Err(e) = checked {
             let res = Err(e);
-            self.slots[self.own_index()].record(dir, &res);
+            let slot = &self.slots[self.own_index()];
+            slot.range.fetch_add(1, Relaxed);
+            slot.record(dir, &res);
             return res.map(|_| 0);
         }
         let (slot, mut ws) = self.lock();
@@ -129,6 +134,7 @@ impl<A: Algorithm> Streams<A> {
             self.alg.reset(&mut ws);
         }
         drop(ws);
+        slot.range.fetch_add(1, Relaxed);
         slot.record(
             dir,
             &res.as_ref().map(|_| Path::Stream).map_err(Clone::clone),
@@ -200,6 +206,7 @@ impl<A: Algorithm> Streams<A> {
                 s.invalid += get(&failed[2]);
                 s.no_memory += get(&failed[3]);
             }
+            s.range += get(&slot.range);
             s.busy += get(&slot.busy);
             s.fallback += get(&slot.fallback);
             if let Some(m) = slot.ws.get() {

@@ -181,6 +181,9 @@ fn corrupt_truncated_and_bad_requests() {
         .unwrap_err();
     assert_eq!(err, Error::EmptySource);
     assert_eq!(read(&tfm, f, Cut::One, &[]).unwrap().0, 0);
+    let s = tfm.stats();
+    assert_eq!(s.range, s.decompress, "{s:?}");
+    assert!(s.range >= 20 && s.corrupt >= 16 && s.invalid >= 3, "{s:?}");
     // The workspace that saw all this still serves a good read.
     let (data, _) = extent();
     assert!(read(&tfm, f, Cut::One, &[(0, 4096)]).unwrap() == expected(&data, &[(0, 4096)]));
