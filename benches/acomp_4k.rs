@@ -29,6 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 use acomp::Acomp;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
+use zstd_safe::zstd_sys;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
 mod pages;
@@ -196,21 +197,40 @@ impl Variant for ZstdThreadLocal {
     }
 }
 
-/// The kernel's pattern before the patches: stream initialisation before every one-shot
-/// call, on the same reused contexts. `zstd_init_cstream` is `ZSTD_initCStream` (session
-/// reset, dictionary dropped, level set) plus the pledged source size; `zstd_init_dstream`
-/// is `ZSTD_initDStream`. In user space these calls only reset state: the kernel's static
-/// variants also re-lay the workspace out, so this row is the baseline at its cheapest.
+/// The kernel's pattern before the patches ("crypto: zstd - avoid redundant cstream/dstream
+/// initialization"): every request set the stream up on its per-CPU workspace, whether it
+/// streamed or not, then the one-shot call set the context up again over the same
+/// workspace. As in `crypto/zstd.c` then, on one static workspace (`wksp`):
+/// - compress: `zstd_init_cstream` (`ZSTD_initStaticCStream` + `ZSTD_initCStream_advanced`),
+///   then `zstd_compress_one`: `zstd_init_cctx` (`ZSTD_initStaticCCtx`) and
+///   `zstd_compress_cctx` (`ZSTD_compress_advanced`);
+/// - decompress: `zstd_init_dstream` (`ZSTD_initStaticDStream`), then `zstd_init_dctx`
+///   (`ZSTD_initStaticDCtx`) and `zstd_decompress_dctx` (`ZSTD_decompressDCtx`).
+///
+/// Each static init lays the workspace out anew and runs zstd's CPU detection (`cpuid`,
+/// which exits to the hypervisor in a VM); the compression then starts from cold tables.
 struct OldPattern {
-    cctx: CCtx<'static>,
-    dctx: DCtx<'static>,
+    params: zstd_sys::ZSTD_parameters,
+    cwksp: Vec<u64>,
+    dwksp: Vec<u64>,
 }
 
 impl OldPattern {
     fn new() -> Self {
+        // SAFETY: these only compute sizes and parameters from their arguments.
+        let (params, csize, dsize) = unsafe {
+            let params = zstd_sys::ZSTD_getParams(LEVEL, 4096, 0);
+            (
+                params,
+                zstd_sys::ZSTD_estimateCStreamSize_usingCParams(params.cParams),
+                zstd_sys::ZSTD_estimateDStreamSize(1 << 17),
+            )
+        };
+        // u64 words: zstd wants its static workspaces 8-byte aligned.
         OldPattern {
-            cctx: level_cctx(),
-            dctx: DCtx::create(),
+            params,
+            cwksp: vec![0; csize.div_ceil(8)],
+            dwksp: vec![0; dsize.div_ceil(8)],
         }
     }
 }
@@ -219,18 +239,68 @@ impl Variant for OldPattern {
     const NAME: &'static str = "old-pattern";
 
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
-        self.cctx.init(LEVEL).expect("ZSTD_initCStream");
-        self.cctx
-            .set_pledged_src_size(Some(page.len() as u64))
-            .expect("ZSTD_CCtx_setPledgedSrcSize");
-        self.cctx.compress2(dst, page).expect("ZSTD_compress2")
+        let (ws, size) = (self.cwksp.as_mut_ptr().cast(), self.cwksp.len() * 8);
+        // SAFETY:
+        // - `ws` is 8-byte aligned, `size` bytes long, and used by nothing else meanwhile;
+        // - the contexts laid out in it are not used after this call;
+        // - `dst` and `page` are valid for their lengths.
+        let n = unsafe {
+            let cstream = zstd_sys::ZSTD_initStaticCStream(ws, size);
+            assert!(!cstream.is_null(), "ZSTD_initStaticCStream");
+            let unknown = zstd_sys::ZSTD_CONTENTSIZE_UNKNOWN as u64;
+            let r = zstd_sys::ZSTD_initCStream_advanced(
+                cstream,
+                std::ptr::null(),
+                0,
+                self.params,
+                unknown,
+            );
+            assert_eq!(zstd_sys::ZSTD_isError(r), 0, "ZSTD_initCStream_advanced");
+            let cctx = zstd_sys::ZSTD_initStaticCCtx(ws, size);
+            assert!(!cctx.is_null(), "ZSTD_initStaticCCtx");
+            zstd_sys::ZSTD_compress_advanced(
+                cctx,
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                page.as_ptr().cast(),
+                page.len(),
+                std::ptr::null(),
+                0,
+                self.params,
+            )
+        };
+        // SAFETY: `ZSTD_isError` only compares its argument with a constant.
+        assert_eq!(
+            unsafe { zstd_sys::ZSTD_isError(n) },
+            0,
+            "ZSTD_compress_advanced"
+        );
+        n
     }
 
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
-        self.dctx.init().expect("ZSTD_initDStream");
-        self.dctx
-            .decompress(dst, frame)
-            .expect("ZSTD_decompressDCtx")
+        let (ws, size) = (self.dwksp.as_mut_ptr().cast(), self.dwksp.len() * 8);
+        // SAFETY: as in `compress`.
+        let n = unsafe {
+            let dstream = zstd_sys::ZSTD_initStaticDStream(ws, size);
+            assert!(!dstream.is_null(), "ZSTD_initStaticDStream");
+            let dctx = zstd_sys::ZSTD_initStaticDCtx(ws, size);
+            assert!(!dctx.is_null(), "ZSTD_initStaticDCtx");
+            zstd_sys::ZSTD_decompressDCtx(
+                dctx,
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                frame.as_ptr().cast(),
+                frame.len(),
+            )
+        };
+        // SAFETY: `ZSTD_isError` only compares its argument with a constant.
+        assert_eq!(
+            unsafe { zstd_sys::ZSTD_isError(n) },
+            0,
+            "ZSTD_decompressDCtx"
+        );
+        n
     }
 }
 
