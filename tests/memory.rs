@@ -6,21 +6,10 @@ mod common;
 use acomp::{Acomp, ZstdParams};
 use common::*;
 
-fn on_one_cpu() {
-    // SAFETY: `set` is a plain bit set on a zeroed `cpu_set_t` that lives across the call.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
-}
-
 #[test]
 fn workspace_memory_is_bounded_by_the_window_limit() {
-    on_one_cpu();
+    // Every request on one CPU lands on the same workspace.
+    pin_to(&allowed_cpus()[..1]);
     let limit_log = 20;
     let tfm = Acomp::with_zstd(ZstdParams::default().window_log_max(limit_log)).unwrap();
     // 3 MiB of data without content size, in windows of 2^18 up to 2^27: those within the

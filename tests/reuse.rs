@@ -5,22 +5,10 @@ mod common;
 use acomp::{Acomp, Error, ZstdParams};
 use common::*;
 
-/// Runs the test body on one CPU, so that every request lands on the same workspace.
-fn on_one_cpu() {
-    // SAFETY: `set` is a plain bit set on a zeroed `cpu_set_t` that lives across the call.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
-}
-
 #[test]
 fn after_every_kind_of_error_the_same_workspace_gives_the_right_bytes() {
-    on_one_cpu();
+    // Every request on one CPU lands on the same workspace.
+    pin_to(&allowed_cpus()[..1]);
     // With a checksum, so that the flipped byte is caught whichever decoder zstd picks
     // for this CPU (without one, zstd cannot catch every corruption).
     let tfm = Acomp::with_zstd(ZstdParams::default().checksum(true)).unwrap();

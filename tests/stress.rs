@@ -13,29 +13,16 @@ use std::time::{Duration, Instant};
 use acomp::{Acomp, Error, Segment};
 use common::*;
 
-/// Pins the calling thread to one CPU (or lets it run anywhere, for `None`).
-fn move_to(cpu: Option<usize>, cpus: usize) {
-    // SAFETY: `set` is a zeroed `cpu_set_t` on the stack with bits set below its size; the
-    // kernel reads it during the call only.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for c in 0..cpus {
-            if cpu.is_none_or(|want| want == c) {
-                libc::CPU_SET(c, &mut set);
-            }
-        }
-        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
-    }
-}
-
 /// Runs the mixed workload for `secs` seconds; returns the requests made.
 fn stress(secs: u64) -> u64 {
     let tfm = Arc::new(Acomp::new("zstd").unwrap());
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let allowed = allowed_cpus();
+    let cpus = allowed.len();
     let deadline = Instant::now() + Duration::from_secs(secs);
     let handles: Vec<_> = (0..cpus * 4)
         .map(|t| {
             let tfm = Arc::clone(&tfm);
+            let allowed = allowed.clone();
             std::thread::spawn(move || {
                 let mut made = 0u64;
                 let mut i = 0u64;
@@ -43,13 +30,12 @@ fn stress(secs: u64) -> u64 {
                     i += 1;
                     let seed = (t as u64) << 40 | i;
                     if t % 2 == 1 {
-                        // Odd threads hop between CPUs every few requests.
-                        move_to(
-                            ((i / 3) % (cpus as u64 + 1))
-                                .checked_sub(1)
-                                .map(|c| c as usize),
-                            cpus,
-                        );
+                        // Odd threads hop between CPUs every few requests, and now and
+                        // then may run anywhere again.
+                        match ((i / 3) % (cpus as u64 + 1)) as usize {
+                            0 => pin_to(&allowed),
+                            k => pin_to(&allowed[k - 1..k]),
+                        }
                     }
                     let len = [4096, 10_000, 1, 100_000][(i % 4) as usize];
                     let data = letters(len, seed);
@@ -96,7 +82,7 @@ fn stress(secs: u64) -> u64 {
                     }
                     made += 1;
                 }
-                move_to(None, cpus);
+                pin_to(&allowed);
                 made
             })
         })

@@ -237,3 +237,33 @@ pub fn same_outcome(a: &Result<Bytes, Error>, b: &Result<Bytes, Error>) -> bool 
         _ => false,
     }
 }
+
+/// The CPUs the calling thread may run on (`sched_getaffinity(2)`).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `set` is a zeroed `cpu_set_t` the kernel fills during the call; `CPU_ISSET`
+    // reads bits below its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Lets the calling thread run on these CPUs only (`sched_setaffinity(2)`).
+pub fn pin_to(cpus: &[usize]) {
+    // SAFETY: `set` is a zeroed `cpu_set_t` on the stack with bits set below its size; the
+    // kernel reads it during the call only.
+    let ret = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set)
+    };
+    assert_eq!(ret, 0, "sched_setaffinity({cpus:?})");
+}
