@@ -89,11 +89,6 @@ impl ZstdParams {
         self
     }
 
-    /// The compression level.
-    pub fn get_level(&self) -> i32 {
-        self.level
-    }
-
     /// The largest window a frame may ask for, in bytes.
     pub fn window_limit(&self) -> u64 {
         1u64 << self.window_log_max
@@ -146,11 +141,10 @@ impl Zstd {
     ) -> Result<&'w mut CCtx<'static>, Error> {
         if slot.is_none() {
             let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
-            let p = params;
             for param in [
-                CParameter::CompressionLevel(p.level),
-                CParameter::ChecksumFlag(p.checksum),
-                CParameter::ContentSizeFlag(p.content_size),
+                CParameter::CompressionLevel(params.level),
+                CParameter::ChecksumFlag(params.checksum),
+                CParameter::ContentSizeFlag(params.content_size),
             ] {
                 cctx.set_parameter(param)
                     .map_err(|c| Error::from_zstd(c, 0))?;
@@ -250,8 +244,9 @@ impl Zstd {
 
     /// The one-shot decompression, where it gives exactly the outcome the stream path
     /// would: one whole frame (see [`single_frame`]), with its window within the limit and
-    /// its content size in the header, into a destination cut to exactly that size. `None` leaves the request to the
-    /// stream path, which also decides every error, so that errors never depend on the path.
+    /// its content size in the header, into a destination cut to exactly that size. `None`
+    /// leaves the request to the stream path, which also decides every error, so that errors
+    /// never depend on the path.
     ///
     /// The cut matters: `ZSTD_decompressDCtx` uses the whole destination it is given as
     /// scratch, parking literals past the current block (`ZSTD_allocateLiteralsBuffer`) and
