@@ -123,7 +123,9 @@ impl Acomp {
     /// Compresses the source fragments (`slen` bytes in all) into the destination fragments
     /// (`dlen` bytes), as `crypto_acomp_compress` does. Returns the bytes written: the
     /// output is that many bytes at the front of the destination fragments, in order. An
-    /// empty source gives a valid frame of empty content.
+    /// empty source gives a valid frame of empty content. The frame is the same however
+    /// either side is cut. Like zstd, compression may leave a few bytes past the frame in a
+    /// destination with room to spare.
     ///
     /// # Errors
     ///
@@ -148,7 +150,8 @@ impl Acomp {
     /// # Errors
     ///
     /// - [`Error::NoSpace`] (`ENOSPC`): the output does not fit; the rest of the source was
-    ///   still checked, and `needed` says how large a destination would succeed.
+    ///   still decoded (into scratch memory) to check it, and `needed` says how large a
+    ///   destination would succeed. That costs as much as decompressing the whole source.
     /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt input: a bad or
     ///   truncated frame, a checksum mismatch, bytes after the last frame, a frame that
     ///   needs a dictionary.
@@ -177,7 +180,11 @@ impl Acomp {
     /// - If the frame ends before the segments do, the rest of them is zero-filled (as btrfs
     ///   does), and the zero fill is not counted in the result.
     /// - Bytes after the first frame (an extent padded to its sector size) are ignored;
-    ///   skippable frames before it are skipped.
+    ///   skippable frames before it are skipped (a source of skippable frames only delivers
+    ///   nothing, and the segments are zero-filled).
+    /// - The first frame's header is always checked, even with no segments to fill.
+    /// - Zero-length segments count for the order too: one inside another segment is
+    ///   `EINVAL`.
     ///
     /// ```
     /// use std::io::{IoSlice, IoSliceMut};
@@ -255,7 +262,8 @@ pub struct Stats {
     pub slots: usize,
     /// Slots filled with a workspace.
     pub workspaces: usize,
-    /// Bytes the filled workspaces hold, as the codec counts them (zstd's
-    /// `ZSTD_sizeof_CCtx` + `ZSTD_sizeof_DCtx`).
+    /// Bytes the filled workspaces hold: the contexts as zstd counts them
+    /// (`ZSTD_sizeof_CCtx` + `ZSTD_sizeof_DCtx`) and the workspaces' own buffers (scratch,
+    /// one-shot compression frame).
     pub workspace_bytes: usize,
 }

@@ -110,6 +110,10 @@ impl Error {
     }
 }
 
+/// The `io::ErrorKind` is the one std gives the same errno (`ENOSPC`: `StorageFull`,
+/// `EBADMSG`: `InvalidData`, `EINVAL`: `InvalidInput`, `ENOMEM`: `OutOfMemory`); the
+/// `Error` itself is kept inside (`io::Error::get_ref`, `into_inner`), so `raw_os_error` is
+/// `None`: use [`Error::errno`].
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
         let kind = match e.errno() {

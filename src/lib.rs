@@ -25,6 +25,8 @@
 //!   `ENOMEM`. Never success with partial or wrong output.
 //! - A source may hold several frames and skippable frames; the output is the frames'
 //!   content in order. A destination exactly as large as the output succeeds.
+//! - Decompression writes nothing past its output: after `Ok(n)`, the destination bytes past
+//!   `n` are as the caller left them.
 //! - After any error, the workspace that saw it is reset before it serves again.
 //!
 //! ```

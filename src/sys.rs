@@ -71,6 +71,13 @@ pub(crate) fn frame_header(src: &[u8]) -> FrameHeader {
     }
 }
 
+/// The window log zstd's parameter table gives `level` for a source of unknown size
+/// (`ZSTD_getCParams`): the largest window that level's frames ask for.
+pub(crate) fn level_window_log(level: i32) -> u32 {
+    // SAFETY: `ZSTD_getCParams` computes a value from its arguments and keeps nothing.
+    unsafe { zstd_sys::ZSTD_getCParams(level, 0, 0).windowLog }
+}
+
 /// Whether a libzstd return value is an error code (`ZSTD_isError`).
 pub(crate) fn is_error(code: usize) -> bool {
     // SAFETY: `ZSTD_isError` only compares its argument with a constant.

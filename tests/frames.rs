@@ -143,6 +143,38 @@ fn window_limit_holds_on_both_paths() {
     assert!(decompress(&loose, &frame, Cut::One, big.len(), Cut::One).unwrap() == big);
 }
 
+/// Windows past what zstd's format allows (a window log over 31) are over any limit too:
+/// `EINVAL` with the window the header declares, as for smaller ones.
+#[test]
+fn windows_past_2_to_the_31_are_over_the_limit_too() {
+    let tfm = Acomp::new("zstd").unwrap();
+    for exponent in 14..=31u8 {
+        for mantissa in [0u8, 7] {
+            let wd = exponent << 3 | mantissa;
+            // Magic, a descriptor without content size or single segment, the window, and
+            // an empty last raw block.
+            let mut frame = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, wd, 0x01, 0x00, 0x00];
+            let base = 1u64 << (10 + u32::from(exponent));
+            let want = Error::WindowTooLarge {
+                window: base + (base >> 3) * u64::from(mantissa),
+                limit: 1 << 23,
+            };
+            for (s, d) in all_cut_pairs() {
+                assert_eq!(
+                    decompress(&tfm, &frame, s, 100, d).unwrap_err(),
+                    want,
+                    "{s:?}/{d:?}"
+                );
+            }
+            frame.truncate(6);
+            assert_eq!(
+                decompress(&tfm, &frame, Cut::Every(1), 100, Cut::One).unwrap_err(),
+                want
+            );
+        }
+    }
+}
+
 #[test]
 fn errors_come_in_source_order() {
     let tfm = Acomp::new("zstd").unwrap();

@@ -80,3 +80,40 @@ fn negative_and_high_levels_round_trip() {
     // Higher levels compress this text better than the fastest.
     assert!(sizes[5] < sizes[0], "{sizes:?}");
 }
+
+/// Compression keeps to the window limit, so a transform reads back every frame it writes,
+/// whatever its level and limit.
+#[test]
+fn a_transform_reads_back_every_frame_it_writes() {
+    for wlog in [10, 12, 16, 23] {
+        for level in [1, 3, 19, 22] {
+            let tfm =
+                Acomp::with_zstd(ZstdParams::default().level(level).window_log_max(wlog)).unwrap();
+            for len in [4096, 300_000] {
+                let data = letters(len, len as u64);
+                let cap = zstd_safe::compress_bound(len);
+                for (s, d) in [(Cut::One, Cut::One), (Cut::Every(4096), Cut::Random(1))] {
+                    let what =
+                        format!("window log {wlog}, level {level}, {len} bytes, {s:?}/{d:?}");
+                    let frame = compress(&tfm, &data, s, cap, d).unwrap();
+                    assert!(
+                        declared_window(&frame) <= 1 << wlog,
+                        "{what}: window {}",
+                        declared_window(&frame)
+                    );
+                    assert!(
+                        decompress(&tfm, &frame, d, len, s).unwrap() == data,
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+    // Where the level's window fits the limit, nothing changes: the frame is zstd's own.
+    let data = letters(300_000, 1);
+    let tfm = Acomp::new("zstd").unwrap();
+    assert_eq!(
+        compress(&tfm, &data, Cut::One, 400_000, Cut::One).unwrap(),
+        frame_with_size(&data, 3)
+    );
+}

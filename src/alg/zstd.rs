@@ -1,6 +1,6 @@
 //! zstd: the first algorithm, after the kernel's `crypto/zstd.c`.
 
-use zstd_safe::zstd_sys::ZSTD_EndDirective;
+use zstd_safe::zstd_sys::{ZSTD_EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::{Algorithm, Path};
@@ -83,15 +83,20 @@ impl ZstdParams {
 
     /// The largest window a frame may ask for when decompressing, as a log of bytes
     /// (`ZSTD_d_windowLogMax`): 10 to 31. A frame asking for more fails with
-    /// [`Error::WindowTooLarge`] on every path; the limit bounds the stream path's memory.
+    /// [`Error::WindowTooLarge`] on every path. The limit bounds the memory a frame can make
+    /// a workspace take on the stream path (about the window plus two blocks: a limit of 31
+    /// lets a frame of a few bytes make it reserve 2 GiB). Compression keeps to it too
+    /// (`ZSTD_c_windowLog`, where the level would use a larger window), so a transform
+    /// reads back every frame it writes.
     pub fn window_log_max(mut self, log: u32) -> Self {
         self.window_log_max = log;
         self
     }
 
-    /// The largest window a frame may ask for, in bytes.
+    /// The largest window a frame may ask for, in bytes (saturating at `u64::MAX` for a
+    /// log that [`Acomp::with_zstd`](crate::Acomp::with_zstd) would refuse anyway).
     pub fn window_limit(&self) -> u64 {
-        1u64 << self.window_log_max
+        1u64.checked_shl(self.window_log_max).unwrap_or(u64::MAX)
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
@@ -147,6 +152,12 @@ impl Zstd {
                 CParameter::ContentSizeFlag(params.content_size),
             ] {
                 cctx.set_parameter(param)
+                    .map_err(|c| Error::from_zstd(c, 0))?;
+            }
+            // Never write a frame this transform would refuse to read back: levels from 20
+            // on ask for windows of up to 2^27 bytes on large sources.
+            if sys::level_window_log(params.level) > params.window_log_max {
+                cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
                     .map_err(|c| Error::from_zstd(c, 0))?;
             }
             *slot = Some(cctx);
@@ -391,6 +402,16 @@ impl Zstd {
             }
             FrameHeader::Skippable => Ok((SKIPPABLE_HEADER, true)),
             FrameHeader::Incomplete(_) => Err(Error::Truncated),
+            // zstd refuses a window log over 31 before any limit: over the limit all the same.
+            FrameHeader::Invalid(code)
+                if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge)
+                    && buf[4] & 0x20 == 0 =>
+            {
+                Err(Error::WindowTooLarge {
+                    window: descriptor_window(buf[5]),
+                    limit: self.params.window_limit(),
+                })
+            }
             FrameHeader::Invalid(code) => Err(Error::from_zstd(code, walk.dlen())),
         }
     }
@@ -434,14 +455,9 @@ fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
     };
     let window = match window_descriptor {
         None => content_size,
-        Some(wd) => {
-            let log = 10 + u32::from(wd >> 3);
-            if log > *WINDOW_LOG_RANGE.end() {
-                return None;
-            }
-            let base = 1u64 << log;
-            base + (base >> 3) * u64::from(wd & 7)
-        }
+        // zstd refuses a window log over 31 outright.
+        Some(wd) if 10 + u32::from(wd >> 3) > *WINDOW_LOG_RANGE.end() => return None,
+        Some(wd) => descriptor_window(wd),
     };
     loop {
         let h = src.get(pos..pos + 3)?;
@@ -458,6 +474,13 @@ fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
     }
     pos += if fhd & 0x04 != 0 { 4 } else { 0 }; // content checksum
     (pos == src.len()).then_some((content_size, window))
+}
+
+/// The window a window descriptor byte declares (RFC 8878 §3.1.1.1.2): 2^(10 + exponent)
+/// bytes plus as many eighths of that as the mantissa says; at most 2^41 + 7 · 2^38.
+fn descriptor_window(wd: u8) -> u64 {
+    let base = 1u64 << (10 + (wd >> 3));
+    base + (base >> 3) * u64::from(wd & 7)
 }
 
 /// Where the stream path's output goes.

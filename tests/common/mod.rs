@@ -267,3 +267,20 @@ pub fn pin_to(cpus: &[usize]) {
     };
     assert_eq!(ret, 0, "sched_setaffinity({cpus:?})");
 }
+
+/// The window a frame header declares, in bytes: the content size for a single-segment
+/// frame, else what its window descriptor says (RFC 8878 §3.1.1.1.2).
+pub fn declared_window(frame: &[u8]) -> u64 {
+    let fhd = frame[4];
+    if fhd & 0x20 != 0 {
+        let fcs_size = [1, 2, 4, 8][usize::from(fhd >> 6)];
+        let start = 5 + [0, 1, 2, 4][usize::from(fhd & 3)];
+        let mut b = [0u8; 8];
+        b[..fcs_size].copy_from_slice(&frame[start..start + fcs_size]);
+        u64::from_le_bytes(b) + if fcs_size == 2 { 256 } else { 0 }
+    } else {
+        let wd = frame[5];
+        let base = 1u64 << (10 + (wd >> 3));
+        base + (base >> 3) * u64::from(wd & 7)
+    }
+}
