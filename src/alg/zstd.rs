@@ -404,8 +404,10 @@ impl Zstd {
             FrameHeader::Incomplete(_) => Err(Error::Truncated),
             // zstd refuses a window log over 31 before any limit: over the limit all the same.
             FrameHeader::Invalid(code)
-                if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge)
-                    && buf[4] & 0x20 == 0 =>
+                if zstd_safe::is_error_kind(
+                    code,
+                    ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge,
+                ) && buf[4] & 0x20 == 0 =>
             {
                 Err(Error::WindowTooLarge {
                     window: descriptor_window(buf[5]),
