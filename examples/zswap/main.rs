@@ -49,6 +49,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // End quietly when the reader of the output goes away (`| head`), as Unix tools do,
+    // rather than panic in `println!`.
+    // SAFETY: restores SIGPIPE's default disposition, before any other thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = Args::parse();
     match run(&args) {
         Ok(code) => code,

@@ -4,7 +4,7 @@ use hdrhistogram::Histogram;
 
 use crate::input::Input;
 use crate::pool::PAGE_SIZE;
-use crate::workload::{Phase, Report};
+use crate::workload::{Phase, Raw, Report};
 
 /// The largest store and load p50 over the raw baseline's that the example aims for.
 pub const TARGET_RATIO: f64 = 1.10;
@@ -25,17 +25,35 @@ fn mib(bytes: f64) -> String {
     format!("{:.1} MiB", bytes / (1024.0 * 1024.0))
 }
 
-/// `a`'s p50 over `b`'s, if both have values.
-fn ratio(a: &Histogram<u64>, b: &Histogram<u64>) -> Option<f64> {
-    (!a.is_empty() && !b.is_empty())
-        .then(|| a.value_at_quantile(0.5) as f64 / b.value_at_quantile(0.5) as f64)
+/// Fewest samples on each side for a p50 ratio to be judged against the target.
+const MIN_SAMPLES: u64 = 30;
+
+/// `a`'s p50 over `b`'s, and the smaller sample count, if both have values.
+fn ratio(a: &Histogram<u64>, b: &Histogram<u64>) -> Option<(f64, u64)> {
+    (!a.is_empty() && !b.is_empty()).then(|| {
+        (
+            a.value_at_quantile(0.5) as f64 / b.value_at_quantile(0.5) as f64,
+            a.len().min(b.len()),
+        )
+    })
 }
 
-fn verdict(r: Option<f64>) -> String {
+fn verdict(r: Option<(f64, u64)>) -> String {
     match r {
-        Some(r) if r <= TARGET_RATIO => format!("{r:.3}x  ok (target <= {TARGET_RATIO:.2}x)"),
-        Some(r) => format!("{r:.3}x  MISSED (target <= {TARGET_RATIO:.2}x)"),
+        Some((r, n)) if n < MIN_SAMPLES => format!("{r:.3}x  ({n} samples: too few to judge)"),
+        Some((r, _)) if r <= TARGET_RATIO => format!("{r:.3}x  ok (target <= {TARGET_RATIO:.2}x)"),
+        Some((r, _)) => format!("{r:.3}x  MISSED (target <= {TARGET_RATIO:.2}x)"),
         None => "-  (no such requests)".into(),
+    }
+}
+
+/// The raw baselines to show: with the run's threads, and on one thread where that is
+/// another run.
+fn raws(r: &Report) -> Vec<&Raw> {
+    if r.raw.threads == r.raw_single.threads {
+        vec![&r.raw]
+    } else {
+        vec![&r.raw, &r.raw_single]
     }
 }
 
@@ -155,7 +173,7 @@ pub fn print(input: &Input, level: i32, r: &Report) {
     row("load, one fragment (one-shot)", &r.load_one);
     row("load, straddling (stream)", &r.load_straddling);
     row("load, copied or filled", &r.load_other);
-    for raw in [&r.raw, &r.raw_single] {
+    for raw in raws(r) {
         let t = raw.threads;
         row(
             &format!("raw compress2, compressed pages, {t} thr"),
@@ -177,7 +195,7 @@ pub fn print(input: &Input, level: i32, r: &Report) {
 
     println!();
     println!("overhead of the embedding: p50 over raw zstd-safe p50 on the same pages");
-    for raw in [&r.raw, &r.raw_single] {
+    for raw in raws(r) {
         let t = raw.threads;
         println!(
             "  {:<40} {}",
@@ -188,7 +206,7 @@ pub fn print(input: &Input, level: i32, r: &Report) {
             "  {:<40} {}",
             format!("store incompr. / raw compress ({t} thr)"),
             ratio(&r.store_incompressible, &raw.compress_incompressible)
-                .map_or("-".into(), |x| format!(
+                .map_or("-".into(), |(x, _)| format!(
                     "{x:.3}x  (page copied into the pool, no target)"
                 ))
         );
@@ -201,7 +219,9 @@ pub fn print(input: &Input, level: i32, r: &Report) {
             "  {:<40} {}",
             format!("load straddling / raw decompr. ({t} thr)"),
             ratio(&r.load_straddling, &raw.decompress_straddling)
-                .map_or("-".into(), |x| format!("{x:.3}x  (stream path, no target)"))
+                .map_or("-".into(), |(x, _)| format!(
+                    "{x:.3}x  (stream path, no target)"
+                ))
         );
     }
 
@@ -238,7 +258,9 @@ pub fn print(input: &Input, level: i32, r: &Report) {
     println!(
         "  first load pass: one-shot {one_shot} for {one} one-fragment loads, \
          stream {stream} for {two} straddling loads: {}",
-        if stream == two && one_shot == one {
+        if two == 0 {
+            "no object straddles two pages here"
+        } else if stream == two && one_shot == one {
             "every straddling load took the stream path"
         } else {
             "PATHS DO NOT MATCH THE FRAGMENTS"
