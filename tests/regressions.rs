@@ -57,3 +57,30 @@ fn tiny_frames_fit_a_destination_of_exactly_their_size() {
         }
     }
 }
+
+/// A corrupt source on which a range read met "Data corruption detected" read as one
+/// fragment and "Destination buffer is too small" read in 64-byte fragments: both corrupt
+/// input, as the contract wants; only zstd's wording differs. (fuzz/range, crash-42443b59:
+/// an 8-byte control header, then the source)
+#[test]
+fn range_read_of_a_corrupt_source_is_corrupt_on_every_cut() {
+    let input = include_bytes!("data/range-crash-42443b59.bin");
+    let src = &input[8..];
+    let tfm = Acomp::new("zstd").unwrap();
+    for ranges in [&[(0u64, 4096usize)][..], &[(0, 1), (70_000, 9000)], &[(1 << 20, 10)]] {
+        let read = |cut: Cut| {
+            let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, l)| vec![0; l]).collect();
+            let mut segs: Vec<acomp::Segment<'_>> = bufs
+                .iter_mut()
+                .zip(ranges)
+                .map(|(b, &(o, _))| acomp::Segment::new(o, b))
+                .collect();
+            tfm.decompress_range(&split(src, cut), &mut segs)
+        };
+        let one = read(Cut::One).unwrap_err();
+        assert_eq!(one.errno(), libc::EBADMSG, "{ranges:?}: {one}");
+        for cut in [Cut::Every(1), Cut::Every(64), Cut::Every(4096), Cut::Random(9)] {
+            assert_eq!(read(cut).unwrap_err().errno(), libc::EBADMSG, "{ranges:?} {cut:?}");
+        }
+    }
+}

@@ -50,11 +50,14 @@ fuzz_target!(|data: &[u8]| {
     let scut = sizes(payload.len(), c.seed, c.max_frag);
     // Arbitrary bytes as the source.
     let one = read(payload, &[payload.len()], &ranges);
-    assert_eq!(
-        one,
-        read(payload, &scut, &ranges),
-        "the outcome depends on the cut"
-    );
+    // The same bytes, or the same error kind (zstd's wording may differ with the cut).
+    let cut = read(payload, &scut, &ranges);
+    let same = match (&one, &cut) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(a), Err(b)) => a.errno() == b.errno(),
+        _ => false,
+    };
+    assert!(same, "the outcome depends on the cut: {one:?} vs {cut:?}");
     if let Err(e) = &one {
         assert_kind(e);
     }
