@@ -67,7 +67,11 @@ fn range_read_of_a_corrupt_source_is_corrupt_on_every_cut() {
     let input = include_bytes!("data/range-crash-42443b59.bin");
     let src = &input[8..];
     let tfm = Acomp::new("zstd").unwrap();
-    for ranges in [&[(0u64, 4096usize)][..], &[(0, 1), (70_000, 9000)], &[(1 << 20, 10)]] {
+    for ranges in [
+        &[(0u64, 4096usize)][..],
+        &[(0, 1), (70_000, 9000)],
+        &[(1 << 20, 10)],
+    ] {
         let read = |cut: Cut| {
             let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, l)| vec![0; l]).collect();
             let mut segs: Vec<acomp::Segment<'_>> = bufs
@@ -79,8 +83,17 @@ fn range_read_of_a_corrupt_source_is_corrupt_on_every_cut() {
         };
         let one = read(Cut::One).unwrap_err();
         assert_eq!(one.errno(), libc::EBADMSG, "{ranges:?}: {one}");
-        for cut in [Cut::Every(1), Cut::Every(64), Cut::Every(4096), Cut::Random(9)] {
-            assert_eq!(read(cut).unwrap_err().errno(), libc::EBADMSG, "{ranges:?} {cut:?}");
+        for cut in [
+            Cut::Every(1),
+            Cut::Every(64),
+            Cut::Every(4096),
+            Cut::Random(9),
+        ] {
+            assert_eq!(
+                read(cut).unwrap_err().errno(),
+                libc::EBADMSG,
+                "{ranges:?} {cut:?}"
+            );
         }
     }
 }
