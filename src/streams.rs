@@ -56,11 +56,17 @@ impl<W> Slot<W> {
         }
     }
 
-    fn record(&self, dir: Direction, res: &Result<Path, Error>) {
+    /// Counts one request: by path where it succeeded, by error kind where it failed, and as
+    /// a range read where it was one.
+    #[inline]
+    fn record(&self, dir: Direction, range: bool, res: Result<Path, &Error>) {
         match res {
-            Ok(path) => self.done[dir as usize][*path as usize].fetch_add(1, Relaxed),
+            Ok(path) => self.done[dir as usize][path as usize].fetch_add(1, Relaxed),
             Err(e) => self.failed[dir as usize][error_index(e)].fetch_add(1, Relaxed),
         };
+        if range {
+            self.range.fetch_add(1, Relaxed);
+        }
     }
 }
 
@@ -91,22 +97,15 @@ impl<A: Algorithm> Streams<A> {
     /// Serves one request on a locked workspace; resets the workspace after an error.
     pub(crate) fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
         if dir == Direction::Decompress && walk.slen() == 0 {
-            // No frame at all: refused before any workspace is touched.
-            let res = Err(Error::EmptySource);
-            self.slots[self.own_index()].record(dir, &res);
-            return res.map(drop);
+            return self.refuse(dir, false, Error::EmptySource);
         }
-        let (slot, mut ws) = self.lock();
-        let res = match dir {
-            Direction::Compress => self.alg.compress(&mut ws, walk),
-            Direction::Decompress => self.alg.decompress(&mut ws, walk),
-        };
-        if res.is_err() {
-            self.alg.reset(&mut ws);
-        }
-        drop(ws);
-        slot.record(dir, &res);
-        res.map(drop)
+        self.serve(dir, false, |alg, ws| {
+            let path = match dir {
+                Direction::Compress => alg.compress(ws, walk)?,
+                Direction::Decompress => alg.decompress(ws, walk)?,
+            };
+            Ok((path, ()))
+        })
     }
 
     /// Serves one range read: decodes under the lock, zero-fills after it. Counts as a
@@ -117,29 +116,42 @@ impl<A: Algorithm> Streams<A> {
         segments: &mut [Segment<'_>],
     ) -> Result<usize, Error> {
         let dir = Direction::Decompress;
-        let checked = segment::validate(segments).and_then(|()| match walk.slen() {
-            0 => Err(Error::EmptySource),
-            _ => Ok(()),
-        });
-        if let Err(e) = checked {
-            let res = Err(e);
-            let slot = &self.slots[self.own_index()];
-            slot.range.fetch_add(1, Relaxed);
-            slot.record(dir, &res);
-            return res.map(|_| 0);
+        if let Err(e) = segment::validate(segments) {
+            return self.refuse(dir, true, e);
         }
+        if walk.slen() == 0 {
+            return self.refuse(dir, true, Error::EmptySource);
+        }
+        let end = self.serve(dir, true, |alg, ws| {
+            Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
+        })?;
+        Ok(segment::finish(segments, end))
+    }
+
+    /// Runs `op` on a locked workspace, resets the workspace if `op` failed, unlocks, then
+    /// counts the request on the slot that served it.
+    #[inline]
+    fn serve<R>(
+        &self,
+        dir: Direction,
+        range: bool,
+        op: impl FnOnce(&A, &mut A::Workspace) -> Result<(Path, R), Error>,
+    ) -> Result<R, Error> {
         let (slot, mut ws) = self.lock();
-        let res = self.alg.decompress_range(&mut ws, walk, segments);
+        let res = op(&self.alg, &mut ws);
         if res.is_err() {
             self.alg.reset(&mut ws);
         }
         drop(ws);
-        slot.range.fetch_add(1, Relaxed);
-        slot.record(
-            dir,
-            &res.as_ref().map(|_| Path::Stream).map_err(Clone::clone),
-        );
-        Ok(segment::finish(segments, res?))
+        slot.record(dir, range, res.as_ref().map(|&(path, _)| path));
+        res.map(|(_, r)| r)
+    }
+
+    /// Counts a request refused before any workspace was touched, and refuses it.
+    #[cold]
+    fn refuse<R>(&self, dir: Direction, range: bool, e: Error) -> Result<R, Error> {
+        self.slots[self.own_index()].record(dir, range, Err(&e));
+        Err(e)
     }
 
     fn own_index(&self) -> usize {
