@@ -198,26 +198,22 @@ impl<'w, 'a> Walk<'w, 'a> {
 
     /// Moves past used-up and zero-length source fragments.
     fn skip_empty_src(&mut self) {
-        while self
-            .src
-            .get(self.src_idx)
-            .is_some_and(|s| self.src_off == s.len())
-        {
-            self.src_idx += 1;
-            self.src_off = 0;
-        }
+        skip_used(self.src, &mut self.src_idx, &mut self.src_off);
     }
 
     /// Moves past used-up and zero-length destination fragments.
     fn skip_empty_dst(&mut self) {
-        while self
-            .dst
-            .get(self.dst_idx)
-            .is_some_and(|d| self.dst_off == d.len())
-        {
-            self.dst_idx += 1;
-            self.dst_off = 0;
-        }
+        skip_used(self.dst, &mut self.dst_idx, &mut self.dst_off);
+    }
+}
+
+/// Advances `(idx, off)` past the fragments of `frags` that `off` has used up, and past
+/// zero-length ones, to the first byte not used yet (or to `frags.len()`).
+#[inline]
+fn skip_used<F: std::ops::Deref<Target = [u8]>>(frags: &[F], idx: &mut usize, off: &mut usize) {
+    while frags.get(*idx).is_some_and(|f| *off == f.len()) {
+        *idx += 1;
+        *off = 0;
     }
 }
 
