@@ -3,9 +3,10 @@
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 
-use crate::alg::Algorithm;
 use crate::alg::zstd::{Zstd, ZstdParams};
-use crate::streams::{Direction, Streams};
+use crate::alg::{Algorithm, Path};
+use crate::segment;
+use crate::streams::{RequestKind, Streams};
 use crate::{Error, Segment, Walk};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
@@ -37,12 +38,10 @@ pub struct Acomp {
 /// What `Acomp` needs of `Streams<A>`, whatever `A` is.
 trait Transform: Send + Sync {
     fn name(&self) -> &'static str;
-    fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
-    fn request_range(
-        &self,
-        walk: &mut Walk<'_, '_>,
-        segments: &mut [Segment<'_>],
-    ) -> Result<usize, Error>;
+    fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
+    fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
+    /// Counts a request refused before it reached a workspace; gives its error back.
+    fn refuse(&self, kind: RequestKind, e: Error) -> Error;
     fn stats(&self) -> Stats;
 }
 
@@ -51,16 +50,24 @@ impl<A: Algorithm> Transform for Streams<A> {
         self.alg().name()
     }
 
-    fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
-        Streams::request(self, dir, walk)
+    fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        self.serve(kind, |alg, ws| {
+            let path = match kind {
+                RequestKind::Compress => alg.compress(ws, walk)?,
+                _ => alg.decompress(ws, walk)?,
+            };
+            Ok((path, ()))
+        })
     }
 
-    fn request_range(
-        &self,
-        walk: &mut Walk<'_, '_>,
-        segments: &mut [Segment<'_>],
-    ) -> Result<usize, Error> {
-        Streams::request_range(self, walk, segments)
+    fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
+        self.serve(RequestKind::Range, |alg, ws| {
+            Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
+        })
+    }
+
+    fn refuse(&self, kind: RequestKind, e: Error) -> Error {
+        Streams::refuse(self, kind, e)
     }
 
     fn stats(&self) -> Stats {
@@ -137,7 +144,7 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let mut walk = Walk::new(src, dst);
-        self.inner.request(Direction::Compress, &mut walk)?;
+        self.inner.request(RequestKind::Compress, &mut walk)?;
         Ok(walk.produced())
     }
 
@@ -163,7 +170,12 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let mut walk = Walk::new(src, dst);
-        self.inner.request(Direction::Decompress, &mut walk)?;
+        if walk.slen() == 0 {
+            return Err(self
+                .inner
+                .refuse(RequestKind::Decompress, Error::EmptySource));
+        }
+        self.inner.request(RequestKind::Decompress, &mut walk)?;
         Ok(walk.produced())
     }
 
@@ -216,8 +228,17 @@ impl Acomp {
         src: &[IoSlice<'_>],
         segments: &mut [Segment<'_>],
     ) -> Result<usize, Error> {
+        let kind = RequestKind::Range;
+        if let Err(e) = segment::validate(segments) {
+            return Err(self.inner.refuse(kind, e));
+        }
         let mut walk = Walk::new(src, &mut []);
-        self.inner.request_range(&mut walk, segments)
+        if walk.slen() == 0 {
+            return Err(self.inner.refuse(kind, Error::EmptySource));
+        }
+        let end = self.inner.range(&mut walk, segments)?;
+        // Outside the workspace lock: the zero fill past the frame's end.
+        Ok(segment::finish(segments, end))
     }
 
     /// A snapshot of the transform's counters (each read on its own, without stopping

@@ -2,8 +2,6 @@
 
 use std::io;
 
-use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
-
 /// Why a request failed. Every variant belongs to one of four kinds, told by
 /// [`Error::errno`]: `ENOSPC`, `EBADMSG`, `EINVAL`, `ENOMEM`.
 ///
@@ -23,19 +21,21 @@ pub enum Error {
         /// Bytes the destination holds.
         capacity: usize,
     },
-    /// `EBADMSG`: corrupt input that zstd rejected; no destination could make it succeed.
-    /// `zstd_error` is zstd's own name for the error (`ZSTD_getErrorName`).
-    #[error("corrupt input (zstd: {zstd_error})")]
+    /// `EBADMSG`: corrupt input; no destination could make it succeed.
+    #[error("corrupt input: {detail}")]
     Corrupt {
-        /// zstd's name for the error, e.g. "Restored data doesn't match checksum".
-        zstd_error: &'static str,
+        /// What is wrong: the codec's own name for the error where it found it (for zstd,
+        /// `ZSTD_getErrorName`, e.g. "Restored data doesn't match checksum"), else acomp's
+        /// (e.g. "block larger than the frame's block maximum").
+        detail: &'static str,
     },
     /// `EBADMSG`: the source ends inside a frame (a truncated frame, or bytes after the last
     /// frame that are too few to be one).
     #[error("corrupt input: the source ends inside a frame")]
     Truncated,
-    /// `EINVAL`: a frame asks for a window larger than the transform's limit
-    /// (the zstd parameter `ZSTD_d_windowLogMax`). Both sizes in bytes.
+    /// `EINVAL`: a frame asks for a window (the history a decoder must keep) larger than
+    /// the transform's limit, e.g. [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
+    /// Both sizes in bytes.
     #[error("frame window of {window} bytes exceeds the limit of {limit} bytes")]
     WindowTooLarge {
         /// The window the frame header asks for.
@@ -81,33 +81,6 @@ impl Error {
             Error::NoMemory => libc::ENOMEM,
         }
     }
-
-    /// Maps a zstd error code to its kind. `capacity` is the destination's size, for
-    /// `dstSize_tooSmall`.
-    pub(crate) fn from_zstd(code: usize, capacity: usize) -> Error {
-        let is = |kind| zstd_safe::is_error_kind(code, kind);
-        if is(Code::ZSTD_error_dstSize_tooSmall) {
-            Error::NoSpace {
-                needed: None,
-                capacity,
-            }
-        } else if is(Code::ZSTD_error_memory_allocation) {
-            Error::NoMemory
-        } else if is(Code::ZSTD_error_parameter_unsupported)
-            || is(Code::ZSTD_error_parameter_outOfBound)
-            || is(Code::ZSTD_error_parameter_combination_unsupported)
-        {
-            Error::InvalidParameter {
-                reason: zstd_safe::get_error_name(code).to_owned(),
-            }
-        } else {
-            // Everything else is something zstd found wrong in the input, including a
-            // frame that needs a dictionary ("Dictionary mismatch"): no destination helps.
-            Error::Corrupt {
-                zstd_error: zstd_safe::get_error_name(code),
-            }
-        }
-    }
 }
 
 /// The `io::ErrorKind` is the one std gives the same errno (`ENOSPC`: `StorageFull`,
@@ -131,42 +104,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn zstd_codes_map_to_kinds() {
-        let code = |c: Code| (c as usize).wrapping_neg();
-        assert_eq!(
-            Error::from_zstd(code(Code::ZSTD_error_dstSize_tooSmall), 7),
-            Error::NoSpace {
-                needed: None,
-                capacity: 7
-            }
-        );
-        assert_eq!(
-            Error::from_zstd(code(Code::ZSTD_error_checksum_wrong), 0).errno(),
-            libc::EBADMSG
-        );
-        assert_eq!(
-            Error::from_zstd(code(Code::ZSTD_error_dictionary_wrong), 0).errno(),
-            libc::EBADMSG
-        );
-        assert_eq!(
-            Error::from_zstd(code(Code::ZSTD_error_memory_allocation), 0),
-            Error::NoMemory
-        );
-        assert_eq!(
-            Error::from_zstd(code(Code::ZSTD_error_parameter_outOfBound), 0).errno(),
-            libc::EINVAL
-        );
-    }
-
-    #[test]
-    fn display_is_lowercase_and_names_zstd() {
+    fn display_is_lowercase_and_names_the_fault() {
         let e = Error::Corrupt {
-            zstd_error: "Data corruption detected",
+            detail: "Data corruption detected",
         };
-        assert_eq!(
-            e.to_string(),
-            "corrupt input (zstd: Data corruption detected)"
-        );
+        assert_eq!(e.to_string(), "corrupt input: Data corruption detected");
         let e = Error::NoSpace {
             needed: Some(4096),
             capacity: 4095,

@@ -42,12 +42,17 @@
 //! # Ok::<(), acomp::Error>(())
 //! ```
 #![deny(missing_docs, missing_debug_implementations)]
+// The compiler fences `unsafe`: only `sys` may hold it, every block with its SAFETY list.
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod acomp;
 pub mod alg;
+mod cpu;
 mod error;
 mod segment;
 mod streams;
+#[allow(unsafe_code)]
 mod sys;
 mod walk;
 

@@ -110,9 +110,8 @@ impl<'s, 'a> SegmentCursor<'s, 'a> {
         self.pos
     }
 
-    /// Where the next output goes: the current segment from `pos` on, or the part of
-    /// `scratch` up to where the next segment starts. `None` once every segment is full.
-    pub(crate) fn chunk<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<&'b mut [u8]> {
+    /// Whether every segment is full: nothing more to deliver.
+    pub(crate) fn is_full(&mut self) -> bool {
         while self
             .segments
             .get(self.idx)
@@ -120,12 +119,22 @@ impl<'s, 'a> SegmentCursor<'s, 'a> {
         {
             self.idx += 1;
         }
-        let s = self.segments.get_mut(self.idx)?;
+        self.idx == self.segments.len()
+    }
+
+    /// Where the next output goes: the current segment from `pos` on, or the part of
+    /// `scratch` up to where the next segment starts; all of `scratch` once every segment
+    /// is full.
+    pub(crate) fn chunk<'b>(&'b mut self, scratch: &'b mut [u8]) -> &'b mut [u8] {
+        if self.is_full() {
+            return scratch;
+        }
+        let s = &mut self.segments[self.idx];
         if self.pos < s.offset {
             let gap = (s.offset - self.pos).min(scratch.len() as u64) as usize;
-            Some(&mut scratch[..gap])
+            &mut scratch[..gap]
         } else {
-            Some(&mut s.buf[(self.pos - s.offset) as usize..])
+            &mut s.buf[(self.pos - s.offset) as usize..]
         }
     }
 
@@ -158,17 +167,19 @@ mod tests {
         let mut segs = [Segment::new(2, &mut a), Segment::new(10, &mut b)];
         let mut cur = SegmentCursor::new(&mut segs);
         let mut scratch = [0u8; 3];
-        assert_eq!(cur.chunk(&mut scratch).unwrap().len(), 2); // gap 0..2
+        assert_eq!(cur.chunk(&mut scratch).len(), 2); // gap 0..2
         cur.done(2);
-        assert_eq!(cur.chunk(&mut scratch).unwrap().len(), 4); // segment a
+        assert_eq!(cur.chunk(&mut scratch).len(), 4); // segment a
         cur.done(4);
-        assert_eq!(cur.chunk(&mut scratch).unwrap().len(), 3); // gap 6..10, scratch-sized
+        assert_eq!(cur.chunk(&mut scratch).len(), 3); // gap 6..10, scratch-sized
         cur.done(3);
-        assert_eq!(cur.chunk(&mut scratch).unwrap().len(), 1);
+        assert!(!cur.is_full());
+        assert_eq!(cur.chunk(&mut scratch).len(), 1);
         cur.done(1);
-        assert_eq!(cur.chunk(&mut scratch).unwrap().len(), 2); // segment b
+        assert_eq!(cur.chunk(&mut scratch).len(), 2); // segment b
         cur.done(2);
-        assert!(cur.chunk(&mut scratch).is_none());
+        assert!(cur.is_full());
+        assert_eq!(cur.chunk(&mut scratch).len(), 3); // full: all of scratch
         assert_eq!(cur.pos(), 12);
         assert_eq!(finish(&mut segs, 12), 6);
     }

@@ -15,14 +15,15 @@ use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::alg::{Algorithm, Path};
-use crate::segment::{self, Segment};
-use crate::{Error, Stats, Walk, sys};
+use crate::{Error, Stats, cpu};
 
-/// The two directions of a request.
+/// The kinds of request, each counted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Direction {
-    Compress = 0,
-    Decompress = 1,
+pub(crate) enum RequestKind {
+    Compress,
+    Decompress,
+    /// A range read: a decompression into segments.
+    Range,
 }
 
 pub(crate) struct Streams<A: Algorithm> {
@@ -32,57 +33,95 @@ pub(crate) struct Streams<A: Algorithm> {
 
 struct Slot<W> {
     ws: OnceCell<Mutex<W>>,
-    /// Successful requests by direction and path.
-    done: [[AtomicU64; 2]; 2],
-    /// Failed requests by direction and errno kind (ENOSPC, EBADMSG, EINVAL, ENOMEM).
-    failed: [[AtomicU64; 4]; 2],
-    /// Range reads (also counted as decompressions).
-    range: AtomicU64,
+    compress: Outcomes,
+    decompress: Outcomes,
+    range: Outcomes,
     /// Requests served here because their own CPU's slot was busy.
     busy: AtomicU64,
     /// Requests served here because their own CPU's slot could not be filled.
     fallback: AtomicU64,
 }
 
+/// Requests of one kind, by how they ended: one counter per outcome, so that a request
+/// costs one atomic add.
+#[derive(Default)]
+struct Outcomes {
+    one_shot: AtomicU64,
+    stream: AtomicU64,
+    no_space: AtomicU64,
+    corrupt: AtomicU64,
+    invalid: AtomicU64,
+    no_memory: AtomicU64,
+}
+
+impl Outcomes {
+    #[inline]
+    fn record(&self, res: Result<Path, &Error>) {
+        let counter = match res {
+            Ok(Path::OneShot) => &self.one_shot,
+            Ok(Path::Stream) => &self.stream,
+            Err(e) => match e.errno() {
+                libc::ENOSPC => &self.no_space,
+                libc::EBADMSG => &self.corrupt,
+                libc::ENOMEM => &self.no_memory,
+                _ => &self.invalid,
+            },
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Adds these counters to `s`, as requests of `kind`.
+    fn add_to(&self, s: &mut Stats, kind: RequestKind) {
+        let get = |a: &AtomicU64| a.load(Relaxed);
+        let (one_shot, stream) = (get(&self.one_shot), get(&self.stream));
+        let (no_space, corrupt) = (get(&self.no_space), get(&self.corrupt));
+        let (invalid, no_memory) = (get(&self.invalid), get(&self.no_memory));
+        let requests = one_shot + stream + no_space + corrupt + invalid + no_memory;
+        match kind {
+            RequestKind::Compress => s.compress += requests,
+            RequestKind::Decompress => s.decompress += requests,
+            RequestKind::Range => {
+                s.decompress += requests;
+                s.range += requests;
+            }
+        }
+        s.one_shot += one_shot;
+        s.stream += stream;
+        s.no_space += no_space;
+        s.corrupt += corrupt;
+        s.invalid += invalid;
+        s.no_memory += no_memory;
+    }
+}
+
 impl<W> Slot<W> {
     fn new() -> Self {
         Slot {
             ws: OnceCell::new(),
-            done: Default::default(),
-            failed: Default::default(),
-            range: AtomicU64::new(0),
+            compress: Outcomes::default(),
+            decompress: Outcomes::default(),
+            range: Outcomes::default(),
             busy: AtomicU64::new(0),
             fallback: AtomicU64::new(0),
         }
     }
 
-    /// Counts one request: by path where it succeeded, by error kind where it failed, and as
-    /// a range read where it was one.
+    /// Counts one request: by path where it succeeded, by error kind where it failed.
     #[inline]
-    fn record(&self, dir: Direction, range: bool, res: Result<Path, &Error>) {
-        match res {
-            Ok(path) => self.done[dir as usize][path as usize].fetch_add(1, Relaxed),
-            Err(e) => self.failed[dir as usize][error_index(e)].fetch_add(1, Relaxed),
-        };
-        if range {
-            self.range.fetch_add(1, Relaxed);
+    fn record(&self, kind: RequestKind, res: Result<Path, &Error>) {
+        match kind {
+            RequestKind::Compress => &self.compress,
+            RequestKind::Decompress => &self.decompress,
+            RequestKind::Range => &self.range,
         }
-    }
-}
-
-fn error_index(e: &Error) -> usize {
-    match e.errno() {
-        libc::ENOSPC => 0,
-        libc::EBADMSG => 1,
-        libc::ENOMEM => 3,
-        _ => 2,
+        .record(res);
     }
 }
 
 impl<A: Algorithm> Streams<A> {
     /// One slot per configured CPU; the first is filled now.
     pub(crate) fn new(alg: A) -> Result<Self, Error> {
-        let slots: Box<[_]> = (0..sys::configured_cpus())
+        let slots: Box<[_]> = (0..cpu::configured())
             .map(|_| CachePadded::new(Slot::new()))
             .collect();
         let ws = alg.new_workspace()?;
@@ -94,47 +133,12 @@ impl<A: Algorithm> Streams<A> {
         &self.alg
     }
 
-    /// Serves one request on a locked workspace; resets the workspace after an error.
-    pub(crate) fn request(&self, dir: Direction, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
-        if dir == Direction::Decompress && walk.slen() == 0 {
-            return self.refuse(dir, false, Error::EmptySource);
-        }
-        self.serve(dir, false, |alg, ws| {
-            let path = match dir {
-                Direction::Compress => alg.compress(ws, walk)?,
-                Direction::Decompress => alg.decompress(ws, walk)?,
-            };
-            Ok((path, ()))
-        })
-    }
-
-    /// Serves one range read: decodes under the lock, zero-fills after it. Counts as a
-    /// decompression on the stream path.
-    pub(crate) fn request_range(
-        &self,
-        walk: &mut Walk<'_, '_>,
-        segments: &mut [Segment<'_>],
-    ) -> Result<usize, Error> {
-        let dir = Direction::Decompress;
-        if let Err(e) = segment::validate(segments) {
-            return self.refuse(dir, true, e);
-        }
-        if walk.slen() == 0 {
-            return self.refuse(dir, true, Error::EmptySource);
-        }
-        let end = self.serve(dir, true, |alg, ws| {
-            Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
-        })?;
-        Ok(segment::finish(segments, end))
-    }
-
     /// Runs `op` on a locked workspace, resets the workspace if `op` failed, unlocks, then
     /// counts the request on the slot that served it.
     #[inline]
-    fn serve<R>(
+    pub(crate) fn serve<R>(
         &self,
-        dir: Direction,
-        range: bool,
+        kind: RequestKind,
         op: impl FnOnce(&A, &mut A::Workspace) -> Result<(Path, R), Error>,
     ) -> Result<R, Error> {
         let (slot, mut ws) = self.lock();
@@ -143,19 +147,19 @@ impl<A: Algorithm> Streams<A> {
             self.alg.reset(&mut ws);
         }
         drop(ws);
-        slot.record(dir, range, res.as_ref().map(|&(path, _)| path));
+        slot.record(kind, res.as_ref().map(|&(path, _)| path));
         res.map(|(_, r)| r)
     }
 
     /// Counts a request refused before any workspace was touched, and refuses it.
     #[cold]
-    fn refuse<R>(&self, dir: Direction, range: bool, e: Error) -> Result<R, Error> {
-        self.slots[self.own_index()].record(dir, range, Err(&e));
-        Err(e)
+    pub(crate) fn refuse(&self, kind: RequestKind, e: Error) -> Error {
+        self.slots[self.own_index()].record(kind, Err(&e));
+        e
     }
 
     fn own_index(&self) -> usize {
-        let cpu = sys::current_cpu();
+        let cpu = cpu::current();
         if cpu < self.slots.len() {
             cpu
         } else {
@@ -203,24 +207,11 @@ impl<A: Algorithm> Streams<A> {
             ..Stats::default()
         };
         for slot in self.slots.iter() {
-            let get = |a: &AtomicU64| a.load(Relaxed);
-            for (dir, (done, failed)) in slot.done.iter().zip(&slot.failed).enumerate() {
-                let requests = done.iter().chain(failed).map(get).sum::<u64>();
-                if dir == Direction::Compress as usize {
-                    s.compress += requests;
-                } else {
-                    s.decompress += requests;
-                }
-                s.one_shot += get(&done[Path::OneShot as usize]);
-                s.stream += get(&done[Path::Stream as usize]);
-                s.no_space += get(&failed[0]);
-                s.corrupt += get(&failed[1]);
-                s.invalid += get(&failed[2]);
-                s.no_memory += get(&failed[3]);
-            }
-            s.range += get(&slot.range);
-            s.busy += get(&slot.busy);
-            s.fallback += get(&slot.fallback);
+            slot.compress.add_to(&mut s, RequestKind::Compress);
+            slot.decompress.add_to(&mut s, RequestKind::Decompress);
+            slot.range.add_to(&mut s, RequestKind::Range);
+            s.busy += slot.busy.load(Relaxed);
+            s.fallback += slot.fallback.load(Relaxed);
             if let Some(m) = slot.ws.get() {
                 s.workspaces += 1;
                 s.workspace_bytes += self.alg.workspace_bytes(&m.lock());

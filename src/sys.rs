@@ -1,50 +1,33 @@
-//! Every `unsafe` call of the crate: the CPU number, the CPU count, and the two libzstd
-//! calls that zstd-safe does not wrap.
+//! Every `unsafe` call of the crate: the CPU number, the CPU count, and the libzstd calls
+//! that zstd-safe does not wrap. Each returns plain values; their meaning is read elsewhere.
 
 use zstd_safe::zstd_sys;
 
-/// The CPU the calling thread runs on (`sched_getcpu(3)`), or 0 where the kernel cannot
-/// tell. The answer may be stale as soon as it is returned: callers use it as a hint only.
+/// The CPU the calling thread runs on (`sched_getcpu(3)`), or `None` where the kernel
+/// cannot tell.
+#[cfg(target_os = "linux")]
 #[inline]
-pub(crate) fn current_cpu() -> usize {
+pub(crate) fn sched_getcpu() -> Option<usize> {
     // SAFETY:
     // - `sched_getcpu` takes no arguments and touches no caller memory;
-    // - it returns -1 with errno set on failure, which is handled below.
+    // - it returns -1 with errno set on failure, which maps to `None` below.
     let cpu = unsafe { libc::sched_getcpu() };
-    usize::try_from(cpu).unwrap_or(0)
+    usize::try_from(cpu).ok()
 }
 
-/// The number of configured CPUs (`sysconf(_SC_NPROCESSORS_CONF)`), at least 1.
-pub(crate) fn configured_cpus() -> usize {
+/// The number of configured CPUs (`sysconf(_SC_NPROCESSORS_CONF)`), or `None` on failure.
+#[cfg(unix)]
+pub(crate) fn configured_cpus() -> Option<usize> {
     // SAFETY:
     // - `sysconf` reads a system value and touches no caller memory;
-    // - it returns -1 on failure, which is handled below.
+    // - it returns -1 on failure, which maps to `None` below.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-    usize::try_from(n).unwrap_or(1).max(1)
+    usize::try_from(n).ok().filter(|&n| n > 0)
 }
 
-/// What `ZSTD_getFrameHeader` read at the start of a source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FrameHeader {
-    /// A zstd frame. `window` is the window size in bytes (for a single-segment frame,
-    /// its content size, as zstd's streaming decoder reckons it); `content_size` is the
-    /// size the header declares, if it does.
-    Frame {
-        header_size: usize,
-        window: u64,
-        content_size: Option<u64>,
-    },
-    /// A skippable frame (RFC 8878 §3.1.2); its header is 8 bytes.
-    Skippable,
-    /// The bytes end before the header does; the header needs at least this many.
-    Incomplete(usize),
-    /// Not a valid header: the zstd error code.
-    Invalid(usize),
-}
-
-/// Reads the frame header at the start of `src` with libzstd's own parser, so that the
-/// window acomp checks is the one zstd's streaming decoder would check.
-pub(crate) fn frame_header(src: &[u8]) -> FrameHeader {
+/// `ZSTD_getFrameHeader` on `src`: its return value (0, a byte count the header needs, or
+/// an error code) and the header it filled (all zero where it filled nothing).
+pub(crate) fn get_frame_header(src: &[u8]) -> (usize, zstd_sys::ZSTD_FrameHeader) {
     let mut h = std::mem::MaybeUninit::<zstd_sys::ZSTD_FrameHeader>::zeroed();
     // SAFETY:
     // - `h` is a valid, writable `ZSTD_FrameHeader` (all-zero is a valid value of it);
@@ -52,23 +35,8 @@ pub(crate) fn frame_header(src: &[u8]) -> FrameHeader {
     // - zstd keeps no pointer to either after it returns.
     let ret =
         unsafe { zstd_sys::ZSTD_getFrameHeader(h.as_mut_ptr(), src.as_ptr().cast(), src.len()) };
-    if is_error(ret) {
-        return FrameHeader::Invalid(ret);
-    }
-    if ret > 0 {
-        return FrameHeader::Incomplete(ret);
-    }
-    // SAFETY: the call returned 0, so zstd filled the header (and it started zeroed).
-    let h = unsafe { h.assume_init() };
-    if h.frameType == zstd_sys::ZSTD_FrameType_e::ZSTD_skippableFrame {
-        return FrameHeader::Skippable;
-    }
-    FrameHeader::Frame {
-        header_size: h.headerSize as usize,
-        window: h.windowSize,
-        content_size: (h.frameContentSize != zstd_sys::ZSTD_CONTENTSIZE_UNKNOWN as u64)
-            .then_some(h.frameContentSize),
-    }
+    // SAFETY: the header started zeroed, a valid value, and zstd only writes valid values.
+    (ret, unsafe { h.assume_init() })
 }
 
 /// The window log zstd's parameter table gives `level` for a source of unknown size

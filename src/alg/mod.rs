@@ -1,4 +1,4 @@
-//! The algorithms behind a transform: one trait, one file per algorithm.
+//! The algorithms behind a transform: one trait, one folder or file per algorithm.
 
 pub mod zstd;
 
@@ -6,6 +6,7 @@ use crate::{Error, Segment, Walk};
 
 /// Which code path served a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Path {
     /// One call on the workspace's persistent context, with no stream set-up: taken when the
     /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /

@@ -1,0 +1,116 @@
+//! zstd compression: the one-shot path on the workspace's persistent CCtx, and the stream
+//! path, which writes the same frame on every cut.
+
+use zstd_safe::zstd_sys::ZSTD_EndDirective;
+use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
+
+use super::frame::BLOCK_SIZE_MAX;
+use super::{ZstdParams, zstd_error};
+use crate::{Error, Walk, sys};
+
+/// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`). Up to
+/// here `ZSTD_compress2` writes the same frame as the stream path; beyond, its one-pass
+/// block splitting gives other bytes, and the frame must not depend on the cut.
+pub(super) const ONE_SHOT_COMPRESS_MAX: usize = BLOCK_SIZE_MAX as usize;
+
+/// The workspace's CCtx, created on first use with the transform's parameters set once.
+pub(super) fn cctx<'w>(
+    params: &ZstdParams,
+    slot: &'w mut Option<CCtx<'static>>,
+) -> Result<&'w mut CCtx<'static>, Error> {
+    if slot.is_none() {
+        let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
+        for param in [
+            CParameter::CompressionLevel(params.level),
+            CParameter::ChecksumFlag(params.checksum),
+            CParameter::ContentSizeFlag(params.content_size),
+        ] {
+            cctx.set_parameter(param).map_err(|c| zstd_error(c, 0))?;
+        }
+        // Never write a frame this transform would refuse to read back: levels from 20 on
+        // ask for windows of up to 2^27 bytes on large sources.
+        if sys::level_window_log(params.level) > params.window_log_max {
+            cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
+                .map_err(|c| zstd_error(c, 0))?;
+        }
+        *slot = Some(cctx);
+    }
+    Ok(slot.as_mut().expect("created above"))
+}
+
+/// The one-shot compression: `ZSTD_compress2` on the persistent context, with room for
+/// `ZSTD_compressBound` bytes. Given less, zstd refuses some frames that would fit (it wants
+/// room for a compressed block before it falls back to a raw one) and encodes others
+/// otherwise; the stream path always has that room (zstd's own buffer), so the frame would
+/// depend on the cut. A destination smaller than the bound gets the frame through `frame`,
+/// a buffer of the workspace, and a copy of it when it fits.
+pub(super) fn compress_one_shot(
+    cctx: &mut CCtx<'static>,
+    frame: &mut Vec<u8>,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<usize, Error> {
+    let bound = zstd_safe::compress_bound(src.len());
+    let capacity = dst.len();
+    let zerr = |c| zstd_error(c, capacity);
+    if dst.len() >= bound {
+        return cctx.compress2(dst, src).map_err(zerr);
+    }
+    if frame.len() < bound {
+        frame
+            .try_reserve_exact(bound - frame.len())
+            .map_err(|_| Error::NoMemory)?;
+        frame.resize(bound, 0);
+    }
+    let n = cctx.compress2(&mut frame[..bound], src).map_err(zerr)?;
+    let out = dst.get_mut(..n).ok_or(Error::NoSpace {
+        needed: None,
+        capacity,
+    })?;
+    out.copy_from_slice(&frame[..n]);
+    Ok(n)
+}
+
+/// Compresses fragment by fragment: starts the stream (session reset and pledged source
+/// size, the kernel's `zstd_init_cstream`), feeds each source fragment, and ends the frame
+/// across as many destination fragments as it needs.
+///
+/// Data goes in with `ZSTD_e_continue` and the frame ends with an empty `ZSTD_e_end`: zstd
+/// then always buffers whole blocks, so the frame is the same however the source is cut.
+/// (Given all the data with `ZSTD_e_end` and room for `ZSTD_compressBound`, zstd compresses
+/// it in one pass instead, which gives other bytes on inputs of more than a block.)
+pub(super) fn compress_stream(
+    cctx: &mut CCtx<'static>,
+    walk: &mut Walk<'_, '_>,
+) -> Result<(), Error> {
+    let zerr = |c, walk: &Walk<'_, '_>| zstd_error(c, walk.dlen());
+    cctx.reset(ResetDirective::SessionOnly)
+        .map_err(|c| zerr(c, walk))?;
+    cctx.set_pledged_src_size(Some(walk.slen() as u64))
+        .map_err(|c| zerr(c, walk))?;
+    loop {
+        let src = walk.next_src();
+        let mode = if src.is_empty() {
+            ZSTD_EndDirective::ZSTD_e_end
+        } else {
+            ZSTD_EndDirective::ZSTD_e_continue
+        };
+        let mut input = InBuffer::around(src);
+        let mut output = OutBuffer::around(walk.next_dst());
+        let ret = cctx.compress_stream2(&mut output, &mut input, mode);
+        let (used, wrote) = (input.pos(), output.pos());
+        walk.done_src(used);
+        walk.done_dst(wrote);
+        let left = ret.map_err(|c| zerr(c, walk))?;
+        if src.is_empty() && left == 0 {
+            return Ok(());
+        }
+        if used == 0 && wrote == 0 {
+            // zstd can neither take input nor write: the destination is full.
+            return Err(Error::NoSpace {
+                needed: None,
+                capacity: walk.dlen(),
+            });
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! zstd decompression: the one-shot path, and the stream loop that serves every other
+//! request and range reads, with acomp reading the frame structure itself as it feeds zstd.
+
+use zstd_safe::zstd_sys::ZSTD_ErrorCode;
+use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
+
+use super::frame::{
+    self, BLOCK_HEADER, BlockHeader, CHECKSUM, FRAME_HEADER_MAX, FrameHeader, SKIPPABLE_HEADER,
+};
+use super::{Zstd, ZstdParams, zstd_error};
+use crate::segment::SegmentCursor;
+use crate::{Error, Segment, Walk};
+
+/// The workspace's DCtx, created on first use with the window limit set once.
+pub(super) fn dctx<'w>(
+    params: &ZstdParams,
+    slot: &'w mut Option<DCtx<'static>>,
+) -> Result<&'w mut DCtx<'static>, Error> {
+    if slot.is_none() {
+        let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
+        dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
+            .map_err(|c| zstd_error(c, 0))?;
+        *slot = Some(dctx);
+    }
+    Ok(slot.as_mut().expect("created above"))
+}
+
+impl Zstd {
+    /// The one-shot decompression, where it gives exactly the outcome the stream path
+    /// would: one whole frame ([`frame::single_frame`]: content size declared, every block
+    /// within the block maximum), its window within the limit, into a destination cut to
+    /// exactly the content size. `None` leaves the request to the stream path, which also
+    /// decides every error, so that errors never depend on the path.
+    ///
+    /// The cut matters: `ZSTD_decompressDCtx` uses the whole destination it is given as
+    /// scratch, parking literals past the current block (`ZSTD_allocateLiteralsBuffer`) and
+    /// copying matches 32 bytes at a time (`ZSTD_wildcopy`). In a destination larger than
+    /// the output those bytes stay behind; within exactly the output, later output covers
+    /// them. A frame without content size gives no such bound, so it streams.
+    pub(super) fn decompress_one_shot(
+        &self,
+        dctx: &mut DCtx<'static>,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
+        let (content_size, window) = frame::single_frame(src)?;
+        if window > self.params.window_limit() {
+            return None;
+        }
+        let size = usize::try_from(content_size)
+            .ok()
+            .filter(|&s| s <= dst.len())?;
+        // zstd checks the content size against the blocks here itself.
+        dctx.decompress(&mut dst[..size], src).ok()
+    }
+
+    /// Decompresses fragment by fragment, straight into each destination fragment in turn.
+    /// Output past the end of the destination goes to the scratch buffer, only to learn
+    /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
+    /// needed, else the source's own error.
+    pub(super) fn decompress_stream(
+        &self,
+        dctx: &mut DCtx<'static>,
+        scratch: &mut [u8],
+        walk: &mut Walk<'_, '_>,
+    ) -> Result<(), Error> {
+        let mut sink = Destination::default();
+        self.stream_frames(dctx, scratch, walk, &mut sink)?;
+        if sink.overflow > 0 {
+            return Err(Error::NoSpace {
+                needed: Some(walk.produced() as u64 + sink.overflow),
+                capacity: walk.dlen(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the first frame of the walk's source into `segments`; returns the extent
+    /// offset where the output stopped (see [`Range`] for when that is early).
+    pub(super) fn decompress_range(
+        &self,
+        dctx: &mut DCtx<'static>,
+        scratch: &mut [u8],
+        walk: &mut Walk<'_, '_>,
+        segments: &mut [Segment<'_>],
+    ) -> Result<u64, Error> {
+        let mut sink = Range {
+            cursor: SegmentCursor::new(segments),
+            overrun: 0,
+        };
+        self.stream_frames(dctx, scratch, walk, &mut sink)?;
+        Ok(sink.cursor.pos())
+    }
+
+    /// The stream path: decodes the walk's source frame by frame into `sink`.
+    ///
+    /// Starts the stream (session reset: the kernel's `zstd_init_dstream`, deferred to the
+    /// first request that streams; it sits outside the loop, so no flag is needed to run it
+    /// once). Then acomp reads the frame structure itself, across fragments, and lets zstd
+    /// have only what it has read: the frame header alone (after checking the window, so
+    /// zstd's single-pass shortcut never runs), then each block with its header checked
+    /// against the block maximum, then the checksum. At each frame's end it checks the
+    /// content size the header declared. Input that ends inside a frame is corrupt.
+    fn stream_frames(
+        &self,
+        dctx: &mut DCtx<'static>,
+        scratch: &mut [u8],
+        walk: &mut Walk<'_, '_>,
+        sink: &mut impl Sink,
+    ) -> Result<(), Error> {
+        // zstd's streaming decoder writes into its own buffer, sized for any valid frame:
+        // its "destination too small" means a frame whose sizes contradict each other.
+        // (acomp finds a full destination itself, through the scratch buffer.)
+        let zerr = |c, walk: &Walk<'_, '_>| match zstd_error(c, walk.dlen()) {
+            Error::NoSpace { .. } => Error::Corrupt {
+                detail: zstd_safe::get_error_name(c),
+            },
+            e => e,
+        };
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zerr(c, walk))?;
+        let mut frame: Option<FrameCursor> = None;
+        loop {
+            let f = match &mut frame {
+                Some(f) => f,
+                None if walk.src_remaining() == 0 => return Ok(()),
+                None => frame.insert(self.open_frame(walk)?),
+            };
+            if sink.stop(f) {
+                return Ok(());
+            }
+            // The next block header is read only when zstd wants input: a range read whose
+            // segments fill from output zstd holds already never looks further.
+            if f.feed_left == 0 && !f.epilogue && !f.pending {
+                f.next_block(walk)?;
+            }
+            let src = walk.next_src();
+            let feed = &src[..src.len().min(f.feed_left)];
+            let out = sink.chunk(walk, scratch);
+            let out_len = out.len();
+            let mut input = InBuffer::around(feed);
+            let mut output = OutBuffer::around(out);
+            let ret = dctx.decompress_stream(&mut output, &mut input);
+            let (used, wrote) = (input.pos(), output.pos());
+            walk.done_src(used);
+            sink.done(walk, wrote);
+            f.feed_left -= used;
+            f.pending = wrote == out_len;
+            f.produced += wrote as u64;
+            let hint = ret.map_err(|c| zerr(c, walk))?;
+            if f.content_size.is_some_and(|size| f.produced > size) {
+                return Err(CONTENT_SIZE_MISMATCH);
+            }
+            if hint == 0 {
+                let f = frame.take().expect("in a frame");
+                f.finish()?;
+                if !f.skippable && sink.first_frame_only() {
+                    return Ok(());
+                }
+            } else if used == 0 && wrote == 0 {
+                if feed.is_empty() && f.feed_left == 0 && !f.epilogue {
+                    continue; // a flush that found nothing more: zstd wants the next block
+                }
+                // zstd wants input: none is left, or acomp lets none through because the
+                // frame, as its headers declare it, is over.
+                return Err(if f.feed_left > 0 {
+                    Error::Truncated
+                } else {
+                    FRAME_LONGER_THAN_BLOCKS
+                });
+            }
+        }
+    }
+
+    /// Reads and checks the header of the frame that starts at the walk's position (without
+    /// consuming it). The same bytes give the same answer however they are cut.
+    fn open_frame(&self, walk: &Walk<'_, '_>) -> Result<FrameCursor, Error> {
+        let mut buf = [0u8; FRAME_HEADER_MAX];
+        let n = walk.peek_src(&mut buf);
+        let limit = self.params.window_limit();
+        match FrameHeader::read(&buf[..n]) {
+            FrameHeader::Frame {
+                header_size,
+                window,
+                content_size,
+                checksum,
+            } => {
+                if window > limit {
+                    return Err(Error::WindowTooLarge { window, limit });
+                }
+                Ok(FrameCursor {
+                    skippable: false,
+                    content_size,
+                    block_max: frame::block_max(window),
+                    checksum,
+                    feed_left: header_size,
+                    epilogue: false,
+                    pending: false,
+                    produced: 0,
+                })
+            }
+            FrameHeader::Skippable { size } => Ok(FrameCursor {
+                skippable: true,
+                content_size: Some(0),
+                block_max: 0,
+                checksum: false,
+                feed_left: SKIPPABLE_HEADER + size as usize,
+                epilogue: true,
+                pending: false,
+                produced: 0,
+            }),
+            FrameHeader::Incomplete => Err(Error::Truncated),
+            // zstd refuses a window log over 31 before any limit: over the limit all the same.
+            FrameHeader::Invalid(code)
+                if zstd_safe::is_error_kind(
+                    code,
+                    ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge,
+                ) && buf[4] & 0x20 == 0 =>
+            {
+                Err(Error::WindowTooLarge {
+                    window: frame::descriptor_window(buf[5]),
+                    limit,
+                })
+            }
+            FrameHeader::Invalid(code) => Err(zstd_error(code, walk.dlen())),
+        }
+    }
+}
+
+/// A frame whose blocks give more or fewer bytes than its header's content size
+/// (RFC 8878 §3.1.1.1.4). libzstd's one-shot decoder says the same; its streaming decoder
+/// skips the check after an empty last block.
+const CONTENT_SIZE_MISMATCH: Error = Error::Corrupt {
+    detail: "frame content size does not match its blocks",
+};
+
+/// A block whose `Block_Size` exceeds the frame's `Block_Maximum_Size` (§3.1.1.2.4).
+/// libzstd's one-shot decoder takes such a raw or RLE block; its streaming decoder refuses
+/// it or not depending on how the input is cut.
+const BLOCK_OVER_MAXIMUM: Error = Error::Corrupt {
+    detail: "block larger than the frame's block maximum",
+};
+
+/// A block header of the reserved type (§3.1.1.2.2).
+const RESERVED_BLOCK_TYPE: Error = Error::Corrupt {
+    detail: "reserved block type",
+};
+
+/// zstd wanted more of a frame than its blocks and checksum declare (never seen: a guard
+/// against a loop without progress).
+const FRAME_LONGER_THAN_BLOCKS: Error = Error::Corrupt {
+    detail: "frame longer than its blocks",
+};
+
+/// Where the stream loop stands in the current frame, as acomp reads it.
+#[derive(Debug)]
+struct FrameCursor {
+    skippable: bool,
+    /// The content size the header declares (0 for a skippable frame).
+    content_size: Option<u64>,
+    block_max: u64,
+    checksum: bool,
+    /// Source bytes zstd may still be fed before acomp reads the next block header.
+    feed_left: usize,
+    /// Whether the last block (and the checksum) is let through: nothing more to read.
+    epilogue: bool,
+    /// Whether zstd filled the last output chunk, and so may hold more output.
+    pending: bool,
+    /// Content bytes the frame has given so far.
+    produced: u64,
+}
+
+impl FrameCursor {
+    /// Reads the next block header across fragments and lets zstd have that block (with
+    /// the checksum after the last block).
+    fn next_block(&mut self, walk: &Walk<'_, '_>) -> Result<(), Error> {
+        let mut h = [0u8; BLOCK_HEADER];
+        if walk.peek_src(&mut h) < BLOCK_HEADER {
+            return Err(Error::Truncated);
+        }
+        let block = BlockHeader::parse(h).ok_or(RESERVED_BLOCK_TYPE)?;
+        if u64::from(block.size) > self.block_max {
+            return Err(BLOCK_OVER_MAXIMUM);
+        }
+        self.feed_left = BLOCK_HEADER + block.content_len();
+        if block.last {
+            self.epilogue = true;
+            if self.checksum {
+                self.feed_left += CHECKSUM;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a frame zstd has finished: all of it read, and as much content as declared.
+    fn finish(&self) -> Result<(), Error> {
+        if !self.epilogue || self.feed_left != 0 {
+            return Err(FRAME_LONGER_THAN_BLOCKS);
+        }
+        match self.content_size {
+            Some(size) if size != self.produced => Err(CONTENT_SIZE_MISMATCH),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where the stream loop's output goes.
+trait Sink {
+    /// Whether to stop decoding now, successfully, with the frame unfinished.
+    fn stop(&mut self, frame: &FrameCursor) -> bool;
+    /// Where the next output goes: never empty.
+    fn chunk<'b>(&'b mut self, walk: &'b mut Walk<'_, '_>, scratch: &'b mut [u8]) -> &'b mut [u8];
+    /// Marks `n` bytes of the last chunk as written.
+    fn done(&mut self, walk: &mut Walk<'_, '_>, n: usize);
+    /// Whether decoding ends after the first frame that is not skippable.
+    fn first_frame_only(&self) -> bool;
+}
+
+/// The walk's destination fragments; past their end, the scratch buffer, with the bytes
+/// sent there counted.
+#[derive(Debug, Default)]
+struct Destination {
+    overflow: u64,
+    in_scratch: bool,
+}
+
+impl Sink for Destination {
+    fn stop(&mut self, _: &FrameCursor) -> bool {
+        false
+    }
+
+    fn chunk<'b>(&'b mut self, walk: &'b mut Walk<'_, '_>, scratch: &'b mut [u8]) -> &'b mut [u8] {
+        self.in_scratch = walk.dst_remaining() == 0;
+        if self.in_scratch {
+            scratch
+        } else {
+            walk.next_dst()
+        }
+    }
+
+    fn done(&mut self, walk: &mut Walk<'_, '_>, n: usize) {
+        if self.in_scratch {
+            self.overflow += n as u64;
+        } else {
+            walk.done_dst(n);
+        }
+    }
+
+    fn first_frame_only(&self) -> bool {
+        false
+    }
+}
+
+/// The segments of a range read; output before and between segments goes to the scratch
+/// buffer.
+///
+/// Once every segment is full, the read stops early where the frame's content goes on past
+/// them: known from the declared content size, or, without one, from one more byte of
+/// output. Where the segments reach the content's end, the frame is decoded to its end
+/// (last block, checksum, content size), as a whole decompression would.
+#[derive(Debug)]
+struct Range<'s, 'a> {
+    cursor: SegmentCursor<'s, 'a>,
+    /// Output past the last segment (into scratch) while finishing the frame.
+    overrun: u64,
+}
+
+impl Sink for Range<'_, '_> {
+    fn stop(&mut self, frame: &FrameCursor) -> bool {
+        if frame.skippable || !self.cursor.is_full() {
+            return false;
+        }
+        match frame.content_size {
+            Some(size) => self.cursor.pos() < size,
+            None => self.overrun > 0,
+        }
+    }
+
+    fn chunk<'b>(&'b mut self, _: &'b mut Walk<'_, '_>, scratch: &'b mut [u8]) -> &'b mut [u8] {
+        self.cursor.chunk(scratch)
+    }
+
+    fn done(&mut self, _: &mut Walk<'_, '_>, n: usize) {
+        if self.cursor.is_full() {
+            self.overrun += n as u64;
+        } else {
+            self.cursor.done(n);
+        }
+    }
+
+    fn first_frame_only(&self) -> bool {
+        true
+    }
+}

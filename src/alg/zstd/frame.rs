@@ -1,0 +1,220 @@
+//! zstd's frame format as acomp reads it itself (RFC 8878 §3.1): frame headers, block
+//! headers, the block maximum, and the one pass over a whole frame that lets the one-shot
+//! path run.
+//!
+//! libzstd's decoders check some of these rules only on some paths (see the table in the
+//! module above); acomp checks them here, the same way on every path and every cut.
+
+use zstd_safe::zstd_sys::{
+    ZSTD_BLOCKSIZE_MAX, ZSTD_CONTENTSIZE_UNKNOWN, ZSTD_FRAMEHEADERSIZE_MAX, ZSTD_FrameType_e,
+    ZSTD_MAGICNUMBER, ZSTD_SKIPPABLEHEADERSIZE,
+};
+
+use super::params::WINDOW_LOG_RANGE;
+use crate::sys;
+
+/// Longest frame header (`ZSTD_FRAMEHEADERSIZE_MAX`).
+pub(super) const FRAME_HEADER_MAX: usize = ZSTD_FRAMEHEADERSIZE_MAX as usize;
+
+/// Header of a skippable frame: magic and size (`ZSTD_SKIPPABLEHEADERSIZE`).
+pub(super) const SKIPPABLE_HEADER: usize = ZSTD_SKIPPABLEHEADERSIZE as usize;
+
+/// Largest block of any frame (`ZSTD_BLOCKSIZE_MAX`, 128 KiB).
+pub(super) const BLOCK_SIZE_MAX: u64 = ZSTD_BLOCKSIZE_MAX as u64;
+
+/// A block header's size (`ZSTD_blockHeaderSize`, RFC 8878 §3.1.1.2).
+pub(super) const BLOCK_HEADER: usize = 3;
+
+/// The content checksum at a frame's end: the low 4 bytes of XXH64 (§3.1.1).
+pub(super) const CHECKSUM: usize = 4;
+
+// Frame header descriptor bits (§3.1.1.1.1).
+const FHD_DICT_ID: u8 = 0b0000_0011;
+const FHD_CHECKSUM: u8 = 0b0000_0100;
+const FHD_RESERVED: u8 = 0b0000_1000;
+const FHD_SINGLE_SEGMENT: u8 = 0b0010_0000;
+const FHD_FCS_SHIFT: u8 = 6;
+
+/// The frame header at the start of a source, as libzstd's own parser reads it
+/// (`ZSTD_getFrameHeader`), so that the window acomp checks is the one zstd's streaming
+/// decoder would check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FrameHeader {
+    /// A zstd frame.
+    Frame {
+        /// Bytes of the header.
+        header_size: usize,
+        /// The window in bytes; for a single-segment frame, its content size, as zstd's
+        /// streaming decoder reckons it.
+        window: u64,
+        /// The content size the header declares, if it does.
+        content_size: Option<u64>,
+        /// Whether the frame ends with a content checksum.
+        checksum: bool,
+    },
+    /// A skippable frame (§3.1.2) of `size` bytes after its 8-byte header.
+    Skippable { size: u32 },
+    /// The bytes end before the header does.
+    Incomplete,
+    /// Not a valid header: the zstd error code.
+    Invalid(usize),
+}
+
+impl FrameHeader {
+    /// Reads the header at the start of `src`.
+    pub(super) fn read(src: &[u8]) -> FrameHeader {
+        let (ret, h) = sys::get_frame_header(src);
+        if sys::is_error(ret) {
+            return FrameHeader::Invalid(ret);
+        }
+        if ret > 0 {
+            return FrameHeader::Incomplete;
+        }
+        if h.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
+            // zstd gives the skippable frame's size field as its content size.
+            return FrameHeader::Skippable {
+                size: h.frameContentSize as u32,
+            };
+        }
+        FrameHeader::Frame {
+            header_size: h.headerSize as usize,
+            window: h.windowSize,
+            content_size: (h.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN as u64)
+                .then_some(h.frameContentSize),
+            checksum: h.checksumFlag != 0,
+        }
+    }
+}
+
+/// The largest block a frame of this window may hold (§3.1.1.2.4, `Block_Maximum_Size`):
+/// `min(window, 128 KiB)`. It bounds every block's size field: the content of a raw block,
+/// the repeat count of an RLE block, the compressed size of a compressed block.
+#[inline]
+pub(super) fn block_max(window: u64) -> u64 {
+    window.min(BLOCK_SIZE_MAX)
+}
+
+/// The type of a block (§3.1.1.2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BlockType {
+    Raw,
+    Rle,
+    Compressed,
+}
+
+/// A block header (§3.1.1.2): `Last_Block` (bit 0), `Block_Type` (bits 1-2),
+/// `Block_Size` (bits 3-23), little-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BlockHeader {
+    pub(super) last: bool,
+    pub(super) kind: BlockType,
+    /// `Block_Size`: bytes of content (raw), times the byte repeats (RLE), or compressed
+    /// bytes (compressed).
+    pub(super) size: u32,
+}
+
+impl BlockHeader {
+    /// Parses a block header; `None` for the reserved block type.
+    #[inline]
+    pub(super) fn parse(b: [u8; BLOCK_HEADER]) -> Option<BlockHeader> {
+        let h = u32::from_le_bytes([b[0], b[1], b[2], 0]);
+        let kind = match (h >> 1) & 3 {
+            0 => BlockType::Raw,
+            1 => BlockType::Rle,
+            2 => BlockType::Compressed,
+            _ => return None,
+        };
+        Some(BlockHeader {
+            last: h & 1 != 0,
+            kind,
+            size: h >> 3,
+        })
+    }
+
+    /// Bytes of the block's content in the frame, after its header.
+    #[inline]
+    pub(super) fn content_len(&self) -> usize {
+        match self.kind {
+            BlockType::Rle => 1,
+            BlockType::Raw | BlockType::Compressed => self.size as usize,
+        }
+    }
+}
+
+/// The content size and window of the one zstd frame that `src` is, exactly, where its
+/// header declares a content size and every block keeps to the block maximum; `None` for
+/// anything else (no content size, a skippable frame, several frames, bytes after the
+/// frame, a malformed header or block header, a block over the maximum).
+///
+/// What `ZSTD_getFrameHeader` and `ZSTD_findFrameCompressedSize` would say together, read
+/// in one pass over the frame header and the block headers, since it runs on every one-shot
+/// decompression; plus the block maximum, which libzstd's one-shot decoder does not check
+/// for raw and RLE blocks. It decides only whether the one-shot path may run: whatever it
+/// refuses streams, and the stream path decides the error.
+#[inline]
+pub(super) fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
+    scan_frame::<true>(src)
+}
+
+/// [`single_frame`], with the block maximum checked where `BLOCK_MAX` is true; without it,
+/// exactly what zstd's parsers say (the test holds the two equal).
+fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
+    if u32::from_le_bytes(src.get(..4)?.try_into().ok()?) != ZSTD_MAGICNUMBER {
+        return None;
+    }
+    let fhd = *src.get(4)?;
+    let single_segment = fhd & FHD_SINGLE_SEGMENT != 0;
+    if fhd & FHD_RESERVED != 0 {
+        return None;
+    }
+    let mut pos = 5;
+    let window_descriptor = if single_segment {
+        None
+    } else {
+        pos += 1;
+        Some(*src.get(5)?)
+    };
+    pos += [0, 1, 2, 4][usize::from(fhd & FHD_DICT_ID)];
+    let fcs_size = [usize::from(single_segment), 2, 4, 8][usize::from(fhd >> FHD_FCS_SHIFT)];
+    let fcs = src.get(pos..pos + fcs_size)?;
+    pos += fcs_size;
+    let content_size = match *fcs {
+        [] => return None,
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])) + 256,
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => u64::from_le_bytes(fcs.try_into().ok()?),
+    };
+    let window = match window_descriptor {
+        None => content_size,
+        // zstd refuses a window log over 31 outright.
+        Some(wd) if 10 + u32::from(wd >> 3) > *WINDOW_LOG_RANGE.end() => return None,
+        Some(wd) => descriptor_window(wd),
+    };
+    let max = block_max(window);
+    loop {
+        let h = src.get(pos..pos + BLOCK_HEADER)?;
+        let block = BlockHeader::parse([h[0], h[1], h[2]])?;
+        if BLOCK_MAX && u64::from(block.size) > max {
+            return None;
+        }
+        pos += BLOCK_HEADER + block.content_len();
+        if block.last {
+            break;
+        }
+    }
+    if fhd & FHD_CHECKSUM != 0 {
+        pos += CHECKSUM;
+    }
+    (pos == src.len()).then_some((content_size, window))
+}
+
+/// The window a window descriptor byte declares (§3.1.1.1.2): 2^(10 + exponent) bytes plus
+/// as many eighths of that as the mantissa says; at most 2^41 + 7 · 2^38.
+pub(super) fn descriptor_window(wd: u8) -> u64 {
+    let base = 1u64 << (10 + (wd >> 3));
+    base + (base >> 3) * u64::from(wd & 7)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! [`ZstdParams`]: the parameters of a zstd transform.
+
+use zstd_safe::zstd_sys::{ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN};
+
+use crate::Error;
+
+/// The kernel's `ZSTD_DEF_LEVEL`.
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// The default largest window a frame may ask for, as a log: 2^23 = 8 MiB, enough for every
+/// frame the reference CLI writes without `--ultra` or `--long`.
+pub const DEFAULT_WINDOW_LOG_MAX: u32 = 23;
+
+/// Smallest and largest window logs zstd's format allows (`ZSTD_WINDOWLOG_ABSOLUTEMIN`,
+/// `ZSTD_WINDOWLOG_MAX_64`).
+pub(super) const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> =
+    ZSTD_WINDOWLOG_MIN..=ZSTD_WINDOWLOG_MAX_64;
+
+/// zstd parameters of a transform (the kernel's `zstd_parameters`, plus the window limit of
+/// `ZSTD_d_windowLogMax`). Build with [`Default`] and the setters.
+///
+/// ```
+/// let params = acomp::ZstdParams::default().level(-5).checksum(true).window_log_max(27);
+/// let tfm = acomp::Acomp::with_zstd(params).unwrap();
+/// # let _ = tfm;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdParams {
+    pub(super) level: i32,
+    pub(super) checksum: bool,
+    pub(super) content_size: bool,
+    pub(super) window_log_max: u32,
+}
+
+impl Default for ZstdParams {
+    /// Level 3, no checksum, content size in the header, window log limit 23.
+    fn default() -> Self {
+        ZstdParams {
+            level: DEFAULT_LEVEL,
+            checksum: false,
+            content_size: true,
+            window_log_max: DEFAULT_WINDOW_LOG_MAX,
+        }
+    }
+}
+
+impl ZstdParams {
+    /// Compression level (`ZSTD_c_compressionLevel`): from `zstd_safe::min_c_level()`
+    /// (negative: faster) to `zstd_safe::max_c_level()` (22); 0 means zstd's default, 3.
+    #[must_use]
+    pub fn level(mut self, level: i32) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// Whether frames end with an XXH64 checksum of their content (`ZSTD_c_checksumFlag`).
+    #[must_use]
+    pub fn checksum(mut self, on: bool) -> Self {
+        self.checksum = on;
+        self
+    }
+
+    /// Whether frame headers carry the content size (`ZSTD_c_contentSizeFlag`).
+    #[must_use]
+    pub fn content_size(mut self, on: bool) -> Self {
+        self.content_size = on;
+        self
+    }
+
+    /// The largest window a frame may ask for when decompressing, as a log of bytes
+    /// (`ZSTD_d_windowLogMax`): 10 to 31. A frame asking for more fails with
+    /// [`Error::WindowTooLarge`] on every path. The limit bounds the memory a frame can make
+    /// a workspace take on the stream path (about the window plus two blocks: a limit of 31
+    /// lets a frame of a few bytes make it reserve 2 GiB). Compression keeps to it too
+    /// (`ZSTD_c_windowLog`, where the level would use a larger window), so a transform
+    /// reads back every frame it writes.
+    #[must_use]
+    pub fn window_log_max(mut self, log: u32) -> Self {
+        self.window_log_max = log;
+        self
+    }
+
+    /// The largest window a frame may ask for, in bytes (saturating at `u64::MAX` for a
+    /// log that [`Acomp::with_zstd`](crate::Acomp::with_zstd) would refuse anyway).
+    pub fn window_limit(&self) -> u64 {
+        1u64.checked_shl(self.window_log_max).unwrap_or(u64::MAX)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let levels = zstd_safe::min_c_level()..=zstd_safe::max_c_level();
+        if !levels.contains(&self.level) {
+            return Err(Error::InvalidParameter {
+                reason: format!("zstd level {} outside {levels:?}", self.level),
+            });
+        }
+        if !WINDOW_LOG_RANGE.contains(&self.window_log_max) {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "zstd window log {} outside {WINDOW_LOG_RANGE:?}",
+                    self.window_log_max
+                ),
+            });
+        }
+        Ok(())
+    }
+}
