@@ -5,6 +5,7 @@ mod common;
 use std::io::IoSlice;
 
 use acomp::{Acomp, Error, Segment};
+use common::surgery;
 use common::*;
 
 /// A 128 KiB extent of text-like bytes and its frame without content size (as btrfs
@@ -207,4 +208,78 @@ fn skippable_frames_before_the_extent_are_skipped() {
     src.extend(frame_with_size(b"second frame: not read", 3));
     let ranges = [(8000, 2000)];
     assert!(read(&tfm, &src, Cut::Every(5), &ranges).unwrap() == expected(&data, &ranges));
+}
+
+/// A frame with a bad epilogue, read by ranges: a read whose segments reach the content's
+/// end finishes the frame and says `EBADMSG`, as `decompress` does; a read that ends
+/// before it stops early and succeeds. With and without the content size in the header.
+#[test]
+fn a_read_to_the_end_finishes_the_frame() {
+    let tfm = Acomp::new("zstd").unwrap();
+    let summed = Acomp::with_zstd(acomp::ZstdParams::default().checksum(true)).unwrap();
+    let data = letters(10_600, 11);
+    let len = data.len();
+    for with_size in [true, false] {
+        let params = acomp::ZstdParams::default()
+            .checksum(true)
+            .content_size(with_size);
+        let writer = Acomp::with_zstd(params).unwrap();
+        let good = compress(&writer, &data, Cut::Every(3000), 20_000, Cut::One)
+            .unwrap()
+            .0;
+        let n = good.len();
+        let mut wrong = good.clone();
+        wrong[n - 1] ^= 0x40;
+        // The last block's header: the frame's only block, right after the header.
+        let block = surgery::blocks(&good)[0];
+        assert!(block.last);
+        let mut not_last = good[..n - 4].to_vec();
+        not_last[block.at] &= !1;
+        let bad = [
+            ("checksum missing", good[..n - 4].to_vec()),
+            ("checksum one byte short", good[..n - 1].to_vec()),
+            ("wrong checksum", wrong),
+            ("last block not marked last", not_last),
+        ];
+        for (what, frame) in &bad {
+            let whole = decompress(&summed, frame, Cut::One, len, Cut::One).unwrap_err();
+            assert_eq!(whole.errno(), libc::EBADMSG, "{what}: {whole}");
+            for cut in [Cut::One, Cut::Every(1), Cut::Random(5)] {
+                for to_end in [
+                    vec![(0, len)],
+                    vec![(0, len + 100)],
+                    vec![(0, 4096), (8192, len - 8192)],
+                    vec![(len as u64 - 1, 1)],
+                ] {
+                    let err = read(&tfm, frame, cut, &to_end).unwrap_err();
+                    assert_eq!(
+                        err.errno(),
+                        libc::EBADMSG,
+                        "{what} {with_size} {cut:?} {to_end:?}"
+                    );
+                }
+                for before in [vec![(0, 4096)], vec![(100, 10), (len as u64 - 2, 1)]] {
+                    let got = read(&tfm, frame, cut, &before).unwrap();
+                    assert!(got == expected(&data, &before), "{what} {cut:?} {before:?}");
+                }
+            }
+        }
+        // The good frame read to its end holds.
+        let whole = [(0, len)];
+        assert!(read(&tfm, &good, Cut::Every(1), &whole).unwrap() == expected(&data, &whole));
+    }
+}
+
+#[test]
+fn the_shared_missing_checksum_case() {
+    let Some(dir) = testdata() else { return };
+    let frame = std::fs::read(dir.join("cases/checksum_missing.zst")).unwrap();
+    let tfm = Acomp::new("zstd").unwrap();
+    let err = read(&tfm, &frame, Cut::One, &[(0, 10_600)]).unwrap_err();
+    assert_eq!(err, Error::Truncated);
+    assert_eq!(
+        decompress(&tfm, &frame, Cut::One, 10_600, Cut::One).unwrap_err(),
+        Error::Truncated
+    );
+    assert!(read(&tfm, &frame, Cut::One, &[(0, 10_599)]).is_ok());
 }

@@ -4,6 +4,8 @@
 use std::io::{IoSlice, IoSliceMut};
 use std::path::PathBuf;
 
+pub mod surgery;
+
 use acomp::{Acomp, Error};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

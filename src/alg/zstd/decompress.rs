@@ -129,13 +129,19 @@ impl Zstd {
             if sink.stop(f) {
                 return Ok(());
             }
-            // The next block header is read only when zstd wants input: a range read whose
-            // segments fill from output zstd holds already never looks further.
-            if f.feed_left == 0 && !f.epilogue && !f.pending {
+            // While zstd may hold output, it gets no input: what it holds comes out first,
+            // so that a range read whose segments fill from it never reads further (nor
+            // meets an error further on). The next block header is read only then.
+            let flush = f.pending;
+            if f.feed_left == 0 && !f.epilogue && !flush {
                 f.next_block(walk)?;
             }
             let src = walk.next_src();
-            let feed = &src[..src.len().min(f.feed_left)];
+            let feed = if flush {
+                &[]
+            } else {
+                &src[..src.len().min(f.feed_left)]
+            };
             let out = sink.chunk(walk, scratch);
             let out_len = out.len();
             let mut input = InBuffer::around(feed);
@@ -158,8 +164,8 @@ impl Zstd {
                     return Ok(());
                 }
             } else if used == 0 && wrote == 0 {
-                if feed.is_empty() && f.feed_left == 0 && !f.epilogue {
-                    continue; // a flush that found nothing more: zstd wants the next block
+                if flush {
+                    continue; // zstd held nothing more: it wants input
                 }
                 // zstd wants input: none is left, or acomp lets none through because the
                 // frame, as its headers declare it, is over.
