@@ -98,8 +98,8 @@ impl fmt::Display for SnapshotError {
             }
             SnapshotError::Permission(pid, e) => write!(
                 f,
-                "cannot snapshot pid {pid}: permission denied ({e}); run as the process's user \
-                 or as root, and check /proc/sys/kernel/yama/ptrace_scope"
+                "cannot snapshot pid {pid}: {e}; run as the process's user or as root, and \
+                 check /proc/sys/kernel/yama/ptrace_scope"
             ),
             SnapshotError::Exited(pid) => write!(
                 f,
