@@ -1,7 +1,11 @@
 //! The zswap example's store, load and invalidate over real, random and zero pages, and the
 //! example's pool's own unit tests (its modules are compiled in here, so that plain
-//! `cargo test` runs them).
+//! `cargo test` runs them); the snapshot of a process, zram's files and the side-by-side
+//! rows.
 
+#[allow(dead_code)]
+#[path = "../examples/zswap/compare.rs"]
+mod compare;
 #[allow(dead_code)]
 #[path = "../examples/zswap/input.rs"]
 mod input;
@@ -9,8 +13,14 @@ mod input;
 #[path = "../examples/zswap/pool.rs"]
 mod pool;
 #[allow(dead_code)]
+#[path = "../examples/zswap/snapshot.rs"]
+mod snapshot;
+#[allow(dead_code)]
 #[path = "../examples/zswap/workload.rs"]
 mod workload;
+#[allow(dead_code)]
+#[path = "../examples/zswap/zram.rs"]
+mod zram;
 #[allow(dead_code)]
 #[path = "../examples/zswap/zswap.rs"]
 mod zswap;
@@ -245,4 +255,322 @@ fn workload_verifies_every_page_on_threads() {
     assert_eq!(report.load_paths.1, report.load_straddling.len());
     assert_eq!(report.load_paths.0, report.load_one.len());
     assert!(!report.load_straddling.is_empty());
+}
+
+/// `/proc/PID/maps` of a real process, trimmed: every kind of line the filter must judge.
+const MAPS: &str = "\
+55d0c1a00000-55d0c1a2e000 r--p 00000000 fd:01 1316        /usr/bin/python3.11
+55d0c1c2e000-55d0c1c30000 rw-p 0022e000 fd:01 1316        /usr/bin/python3.11
+55d0c2e8a000-55d0c3159000 rw-p 00000000 00:00 0           [heap]
+7f2b6c000000-7f2b6c021000 rw-p 00000000 00:00 0 
+7f2b6c021000-7f2b70000000 ---p 00000000 00:00 0 
+7f2b71400000-7f2b71600000 rw-p 00000000 00:00 0           [anon:arena]
+7f2b71600000-7f2b71800000 rw-s 00000000 00:01 2049        /dev/zero (deleted)
+7f2b71800000-7f2b71801000 rw-s 00000000 00:05 77          /SYSV00000000 (deleted)
+7f2b71a00000-7f2b71a01000 rw-p 00000000 00:1a 99          /memfd:pool (deleted)
+7f2b71b00000-7f2b71b02000 r--p 00000000 00:00 0 
+7ffc3a1f0000-7ffc3a211000 rw-p 00000000 00:00 0           [stack]
+7ffc3a2f6000-7ffc3a2fa000 r--p 00000000 00:00 0           [vvar]
+7ffc3a2fa000-7ffc3a2fc000 r-xp 00000000 00:00 0           [vdso]
+ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   [vsyscall]
+";
+
+#[test]
+fn maps_parse_and_filter() {
+    let maps = snapshot::parse_maps(MAPS).unwrap();
+    assert_eq!(maps.len(), 14);
+    assert_eq!(
+        maps[0],
+        snapshot::Mapping {
+            start: 0x55d0c1a00000,
+            end: 0x55d0c1a2e000,
+            perms: "r--p".into(),
+            inode: 1316,
+            path: "/usr/bin/python3.11".into(),
+        }
+    );
+    assert_eq!(maps[3].path, "", "an anonymous line ends in a space");
+    assert_eq!(
+        maps[6].path, "/dev/zero (deleted)",
+        "paths keep their spaces"
+    );
+    assert_eq!(maps[13].end, 0xffffffffff601000);
+    let kept: Vec<&str> = maps
+        .iter()
+        .filter(|m| m.is_private_anonymous())
+        .map(|m| m.path.as_str())
+        .collect();
+    assert_eq!(kept, ["[heap]", "", "[anon:arena]", "[stack]"]);
+    let bytes: u64 = maps
+        .iter()
+        .filter(|m| m.is_private_anonymous())
+        .map(|m| m.len())
+        .sum();
+    assert_eq!(bytes, 0x2cf000 + 0x21000 + 0x200000 + 0x21000);
+
+    assert_eq!(snapshot::parse_maps(""), Some(vec![]));
+    for bad in [
+        "nonsense\n",
+        "7f00-7e00 rw-p 00000000 00:00 0\n",
+        "7f00-7f10 rw-p 00000000 00:00\n",
+        "7f00-zz rw-p 00000000 00:00 0\n",
+    ] {
+        assert_eq!(snapshot::parse_maps(bad), None, "{bad:?}");
+    }
+}
+
+/// A child process, killed and reaped when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `python3 -c code`, once it has printed its first line; `None` (saying the test is
+/// skipped) where there is no python3.
+fn python(code: &str) -> Option<Child> {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let child = Command::new("python3")
+        .args(["-c", code])
+        .stdout(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child.map(Child) else {
+        eprintln!("SKIPPED: no python3 to spawn a process to snapshot");
+        return None;
+    };
+    let mut line = String::new();
+    let stdout = child.0.stdout.take().unwrap();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    Some(child)
+}
+
+#[test]
+fn snapshot_finds_a_pattern_in_a_childs_heap() {
+    let code = "import time\n\
+                data = b''.join(b'acomp %010d\\n' % i for i in range(200000))\n\
+                print('ready', flush=True)\n\
+                time.sleep(120)\n";
+    let Some(child) = python(code) else { return };
+    let pid = child.0.id() as i32;
+    let maps = snapshot::read_maps(pid).unwrap();
+    assert!(
+        maps.iter()
+            .any(|m| m.path == "[stack]" && m.is_private_anonymous())
+    );
+    assert!(maps.iter().any(|m| m.path.contains("python")));
+    let snap = snapshot::read_mappings(pid, &maps, None).unwrap();
+    assert!(!snap.exited);
+    assert!(snap.comm.starts_with("python"), "{}", snap.comm);
+    assert_eq!(snap.data.len() % PAGE_SIZE, 0);
+    let kept: u64 = maps
+        .iter()
+        .filter(|m| m.is_private_anonymous())
+        .map(|m| m.len())
+        .sum();
+    assert_eq!(snap.data.len() as u64 + snap.holes * PAGE_SIZE as u64, kept);
+    // The 3.4 MB the child built, whole and in order: one anonymous mapping, read in full.
+    let expected: Vec<u8> = (0..200000)
+        .flat_map(|i| format!("acomp {i:010}\n").into_bytes())
+        .collect();
+    let at = snap
+        .data
+        .windows(17)
+        .position(|w| w == &expected[..17])
+        .expect("the child's pattern is in the snapshot");
+    assert_eq!(&snap.data[at..at + expected.len()], &expected[..]);
+    // And it stores and loads like any input.
+    let input = Input::from_bytes(format!("pid {pid}").into(), snap.data);
+    let row = compare::acomp_row("acomp", &zswap(), &input);
+    assert_eq!(row.verified_pages, input.len() as u64);
+    assert!(row.ratio > 2.0, "{row:?}");
+}
+
+#[test]
+fn snapshot_of_no_process_or_one_that_exits() {
+    // Above the largest pid_max (2^22): never a process.
+    let err = snapshot::read_maps(1 << 30).unwrap_err();
+    assert!(matches!(err, snapshot::SnapshotError::NoProcess(_)));
+    assert_eq!(
+        err.to_string(),
+        "cannot snapshot pid 1073741824: no such process"
+    );
+    assert!(matches!(
+        snapshot::read_maps(0),
+        Err(snapshot::SnapshotError::NoProcess(0))
+    ));
+
+    // Its maps read, then gone before its memory is.
+    let mut child = Child(
+        std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
+    let pid = child.0.id() as i32;
+    let maps = snapshot::read_maps(pid).unwrap();
+    let stack = maps.iter().find(|m| m.path == "[stack]").unwrap().clone();
+
+    // Unreadable pages are skipped and counted: two below mmap_min_addr (never mapped),
+    // then the real stack, read in full.
+    let hole = snapshot::Mapping {
+        start: 0x1000,
+        end: 0x3000,
+        perms: "rw-p".into(),
+        inode: 0,
+        path: String::new(),
+    };
+    let snap = snapshot::read_mappings(pid, &[hole, stack.clone()], None).unwrap();
+    assert_eq!(snap.holes, 2);
+    assert_eq!(snap.data.len() as u64, stack.len());
+    assert_eq!((snap.mappings, snap.exited), ((2, 2), false));
+
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let err = snapshot::read_mappings(pid, &maps, None).unwrap_err();
+    assert!(matches!(err, snapshot::SnapshotError::Exited(p) if p == pid));
+    assert!(
+        err.to_string()
+            .contains("exited before any of its memory was read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn mm_stat_and_algorithms_parse() {
+    // Linux 6.x: nine fields.
+    let m = zram::parse_mm_stat(
+        "  96403456 62914560 101097472        0 101097472     1234      0     56     56\n",
+    )
+    .unwrap();
+    assert_eq!(
+        m,
+        zram::MmStat {
+            orig_data_size: 96403456,
+            compr_data_size: 62914560,
+            mem_used_total: 101097472,
+            same_pages: 1234,
+            huge_pages: 56,
+        }
+    );
+    // Older kernels: seven fields, no huge_pages.
+    let m = zram::parse_mm_stat("4096 57 12288 0 12288 0 0").unwrap();
+    assert_eq!((m.mem_used_total, m.huge_pages), (12288, 0));
+    assert_eq!(zram::parse_mm_stat("1 2 3 4 5"), None);
+    assert_eq!(zram::parse_mm_stat("1 2 3 x 5 6"), None);
+    assert_eq!(
+        zram::parse_algorithms("lzo [lzo-rle] lz4 zstd\n"),
+        ["lzo", "lzo-rle", "lz4", "zstd"]
+    );
+}
+
+#[test]
+fn zram_unavailable_says_why() {
+    let why = zram::unavailable("/sys".as_ref(), 1000).unwrap();
+    assert_eq!(why, "needs root to create a device (running as uid 1000)");
+    let dir = std::env::temp_dir().join(format!("acomp-no-zram-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let why = zram::unavailable(&dir, 0).unwrap();
+    assert!(
+        why.ends_with("class/zram-control is absent (no zram module: `modprobe zram` first)"),
+        "{why}"
+    );
+    std::fs::remove_dir(&dir).unwrap();
+    // This machine, as root: available exactly where the control files are.
+    let here = std::path::Path::new("/sys/class/zram-control/hot_add").exists();
+    assert_eq!(zram::unavailable("/sys".as_ref(), 0).is_none(), here);
+}
+
+#[test]
+fn rows_against_lzo_rle_and_json() {
+    let input = Input::from_bytes("text".into(), b"a page of text, ".repeat(64 * 256));
+    let mut rows = vec![compare::acomp_row("acomp zstd level 3", &zswap(), &input)];
+    let acomp = rows[0].clone();
+    assert_eq!((acomp.pages, acomp.original_bytes), (64, 64 * 4096));
+    assert_eq!(acomp.verified_pages, 64);
+    assert_eq!(acomp.same_filled_pages, 0);
+    assert_eq!(acomp.memory_bytes % 4096, 0);
+    assert!(acomp.memory_bytes < acomp.original_bytes / 4, "{acomp:?}");
+    assert!(acomp.store_p50_us.is_some() && acomp.load_p99_us.is_some());
+    let run = zram::Run {
+        algorithm: "lzo-rle".into(),
+        mm_stat: zram::MmStat {
+            orig_data_size: 64 * 4096,
+            compr_data_size: 4000,
+            mem_used_total: 2 * acomp.memory_bytes,
+            same_pages: 0,
+            huge_pages: 0,
+        },
+        store: std::time::Duration::from_secs(1),
+        load: std::time::Duration::from_secs(1),
+        verified: 64,
+    };
+    rows.push(compare::zram_row(&run, input.len()));
+    assert_eq!(rows[1].name, "zram lzo-rle");
+    assert_eq!(rows[1].store_mib_s, 0.25);
+    assert_eq!(rows[1].store_p50_us, None);
+    compare::against_lzo_rle(&mut rows);
+    assert_eq!(rows[0].memory_vs_lzo_rle, Some(0.5));
+    assert_eq!(rows[1].memory_vs_lzo_rle, Some(1.0));
+    assert_eq!(rows[0].store_vs_lzo_rle, Some(rows[0].store_mib_s / 0.25));
+    let line = compare::goal(&rows[0]);
+    assert!(
+        line.starts_with("acomp zstd level 3: memory 0.50x of zram lzo-rle's (ok <= 0.70x)"),
+        "{line}"
+    );
+
+    let json = serde_json::to_value(compare::Summary {
+        source: "text".into(),
+        page_size_bytes: 4096,
+        zram_unavailable: None,
+        configurations: &rows,
+    })
+    .unwrap();
+    let first = &json["configurations"][0];
+    for field in [
+        "name",
+        "kind",
+        "pages",
+        "original_bytes",
+        "memory_bytes",
+        "compressed_bytes",
+        "same_filled_pages",
+        "ratio",
+        "threads",
+        "request_bytes",
+        "store_mib_s",
+        "load_mib_s",
+        "store_p50_us",
+        "store_p99_us",
+        "load_p50_us",
+        "load_p99_us",
+        "verified_pages",
+        "memory_vs_lzo_rle",
+        "store_vs_lzo_rle",
+        "load_vs_lzo_rle",
+    ] {
+        assert!(first.get(field).is_some(), "{field}");
+    }
+    assert_eq!(first.as_object().unwrap().len(), 20);
+    assert_eq!(first["memory_bytes"], acomp.memory_bytes);
+    assert_eq!(
+        json["configurations"][1]["store_p50_us"],
+        serde_json::Value::Null
+    );
+    assert_eq!(json["configurations"][1]["request_bytes"], 1 << 20);
+
+    // Without a zram lzo-rle row there is nothing to judge against.
+    let mut alone = vec![acomp];
+    compare::against_lzo_rle(&mut alone);
+    assert_eq!(alone[0].memory_vs_lzo_rle, None);
+    assert_eq!(
+        compare::goal(&alone[0]),
+        "acomp zstd level 3: no zram lzo-rle row to judge the goal against"
+    );
 }

@@ -7,15 +7,23 @@
 //! ```text
 //! cargo run --release --example zswap                     # pages of its own executable
 //! cargo run --release --example zswap -- --input vm.img   # or of any file
+//! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
 //! ```
+//!
+//! `--pid` stores a running process's private memory instead, `--vs-zram` runs the kernel's
+//! zram on the same pages, and a side-by-side table (`--json`: the same as JSON) closes the
+//! output.
 
+mod compare;
 mod input;
 mod pool;
 mod report;
+mod snapshot;
 mod workload;
+mod zram;
 mod zswap;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -35,8 +43,19 @@ const PROGRESS_MIN_BYTES: usize = 64 << 20;
 struct Args {
     /// File whose pages to store (a core dump, a VM memory image...). Default: this
     /// program's own executable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "pid")]
     input: Option<PathBuf>,
+    /// Store the private writable memory (heap, stack, anonymous mappings) of this running
+    /// process instead of a file.
+    #[arg(long, value_name = "PID")]
+    pid: Option<i32>,
+    /// Also run the kernel's zram on the same pages, on a new device (needs root), with
+    /// each of lzo-rle, lz4 and zstd it offers.
+    #[arg(long)]
+    vs_zram: bool,
+    /// Write the side-by-side summary as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
     /// Threads in every phase. Default: the number of CPUs.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
@@ -63,33 +82,76 @@ fn main() -> ExitCode {
     }
 }
 
+fn progress_bar(template: &str) -> ProgressBar {
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(template)
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    pb.enable_steady_tick(Duration::from_millis(200));
+    pb
+}
+
+/// The pages of a running process, with a line saying what was read.
+fn snapshot(pid: i32) -> Result<Input, snapshot::SnapshotError> {
+    let maps = snapshot::read_maps(pid)?;
+    let total: u64 = maps
+        .iter()
+        .filter(|m| m.is_private_anonymous())
+        .map(|m| m.len())
+        .sum();
+    let progress = (total > PROGRESS_MIN_BYTES as u64)
+        .then(|| progress_bar("{msg:>20} [{bar:40}] {bytes}/{total_bytes} ({eta})"));
+    if let Some(pb) = &progress {
+        pb.set_message("snapshot");
+    }
+    let snap = snapshot::read_mappings(pid, &maps, progress.as_ref())?;
+    println!(
+        "snapshot of pid {pid} ({}): {} of {} mappings (private, writable, anonymous), \
+         {} pages read, {} unreadable pages skipped",
+        snap.comm,
+        snap.mappings.0,
+        snap.mappings.1,
+        snap.pages(),
+        snap.holes
+    );
+    if snap.exited {
+        println!(
+            "  the process exited during the snapshot: the {} pages read before are stored",
+            snap.pages()
+        );
+    }
+    let name = format!("pid {pid} ({})", snap.comm);
+    Ok(Input::from_bytes(name.into(), snap.data))
+}
+
 fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let path = match &args.input {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| format!("cannot find this program's executable: {e}"))?,
+    if args.vs_zram {
+        zram::handle_ctrl_c()?;
+    }
+    let input = if let Some(pid) = args.pid {
+        snapshot(pid)?
+    } else {
+        let path = match &args.input {
+            Some(p) => p.clone(),
+            None => std::env::current_exe()
+                .map_err(|e| format!("cannot find this program's executable: {e}"))?,
+        };
+        Input::read(&path)?
     };
-    let input = Input::read(&path)?;
     if input.is_empty() {
-        println!("zswap: {} is empty: nothing to store", path.display());
+        println!("zswap: {} is empty: nothing to store", input.path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let tfm = acomp::Acomp::with_zstd(acomp::ZstdParams::default().level(args.level))?;
+    let params = acomp::ZstdParams::default().level(args.level);
     let threads = match args.threads {
         Some(t) => usize::from(t),
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let progress = (input.file_len() > PROGRESS_MIN_BYTES).then(|| {
-        let pb = ProgressBar::new(0);
-        pb.set_style(
-            ProgressStyle::with_template("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})")
-                .expect("a valid template")
-                .progress_chars("=> "),
-        );
-        pb.enable_steady_tick(Duration::from_millis(200));
-        pb
-    });
-    let zswap = Zswap::new(tfm, None);
+    let progress = (input.file_len() > PROGRESS_MIN_BYTES)
+        .then(|| progress_bar("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})"));
+    let zswap = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
     let opts = workload::Options {
         threads,
         seed: args.seed,
@@ -98,13 +160,49 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let report = workload::run(&zswap, &input, &opts);
     report::print(&input, args.level, &report);
-    Ok(if report.ok() {
+
+    // The side-by-side table: acomp on one thread, then zram, on the same pages.
+    let fresh = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
+    let name = format!("acomp zstd level {}", args.level);
+    let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
+    let mut zram_unavailable = None;
+    if args.vs_zram {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let why = match zram::unavailable(Path::new("/sys"), euid) {
+            Some(why) => Some(why),
+            None => match zram::run(&input) {
+                Ok(runs) => {
+                    rows.extend(runs.iter().map(|r| compare::zram_row(r, input.len())));
+                    None
+                }
+                Err(e) => Some(e),
+            },
+        };
+        if let Some(why) = &why {
+            println!();
+            println!("zram: not measured: {why}");
+        }
+        zram_unavailable = why;
+    }
+    compare::against_lzo_rle(&mut rows);
+    compare::print(&rows);
+    if let Some(path) = &args.json {
+        let summary = compare::Summary {
+            source: input.path.display().to_string(),
+            page_size_bytes: pool::PAGE_SIZE as u64,
+            zram_unavailable,
+            configurations: &rows,
+        };
+        let text = serde_json::to_string_pretty(&summary)?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let table_failed = rows.iter().any(|r| r.verified_pages != r.pages);
+    Ok(if report.ok() && !table_failed {
         ExitCode::SUCCESS
     } else {
-        eprintln!(
-            "zswap: {} pages failed to come back as stored",
-            report.failed
-        );
+        eprintln!("zswap: some pages failed to come back as stored (see above)");
         ExitCode::FAILURE
     })
 }

@@ -1,0 +1,272 @@
+//! The side-by-side table: every configuration on the same pages, one thread each way, the
+//! memory it holds them in and how fast it stores and loads them; the same as JSON.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::input::Input;
+use crate::pool::PAGE_SIZE;
+use crate::zram;
+use crate::zswap::{Page, Zswap};
+
+/// The goal: memory at most this fraction of zram with lzo-rle's...
+pub const GOAL_MEMORY: f64 = 0.70;
+/// ...and store and load at least as fast per thread.
+pub const GOAL_SPEED: f64 = 1.0;
+
+/// One configuration's figures. Field names carry their units.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    /// `acomp zstd level 3`, `zram lzo-rle`...
+    pub name: String,
+    /// `acomp` or `zram`.
+    pub kind: String,
+    /// Pages stored (the same for every row).
+    pub pages: u64,
+    /// Their bytes: `pages` × 4096.
+    pub original_bytes: u64,
+    /// Memory holding them: acomp's pool (backing pages × 4096), zram's `mem_used_total`.
+    pub memory_bytes: u64,
+    /// The compressed objects alone: acomp's frames and pages kept as they are, zram's
+    /// `compr_data_size`.
+    pub compressed_bytes: u64,
+    /// Pages kept as their fill value (no memory): acomp's `same_filled_pages`, zram's
+    /// `same_pages`.
+    pub same_filled_pages: u64,
+    /// `original_bytes / memory_bytes`.
+    pub ratio: f64,
+    /// Threads storing and loading: 1.
+    pub threads: u32,
+    /// Bytes per request: 4096 (acomp, a page per call), 1048576 (zram, 1 MiB direct I/O).
+    pub request_bytes: u64,
+    /// `original_bytes` in MiB over the seconds spent in the store calls.
+    pub store_mib_s: f64,
+    /// Likewise for the load calls (the check of the bytes loaded is not timed).
+    pub load_mib_s: f64,
+    /// Latency of one page's store and load; `null` where requests are not pages (zram).
+    pub store_p50_us: Option<f64>,
+    /// See `store_p50_us`.
+    pub store_p99_us: Option<f64>,
+    /// See `store_p50_us`.
+    pub load_p50_us: Option<f64>,
+    /// See `store_p50_us`.
+    pub load_p99_us: Option<f64>,
+    /// Pages loaded back equal to the pages stored.
+    pub verified_pages: u64,
+    /// `memory_bytes` over zram lzo-rle's (goal: at most 0.70); `null` without that row.
+    pub memory_vs_lzo_rle: Option<f64>,
+    /// `store_mib_s` over zram lzo-rle's (goal: at least 1); `null` without that row.
+    pub store_vs_lzo_rle: Option<f64>,
+    /// `load_mib_s` over zram lzo-rle's (goal: at least 1); `null` without that row.
+    pub load_vs_lzo_rle: Option<f64>,
+}
+
+fn mib_s(bytes: u64, time: Duration) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / time.as_secs_f64().max(1e-9)
+}
+
+fn us(h: &Histogram<u64>, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1000.0)
+}
+
+fn latency() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
+}
+
+/// acomp's row: every page stored on one thread into `zswap` (fresh), in order, then
+/// loaded in the same order and checked, as zram is written and read; each call timed, the
+/// throughput from the sum of the calls' times. Every page is invalidated afterwards.
+pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
+    let n = input.len();
+    let (mut store_lat, mut load_lat) = (latency(), latency());
+    let (mut store, mut load) = (Duration::ZERO, Duration::ZERO);
+    for i in 0..n {
+        let start = Instant::now();
+        let res = zswap.store(i as u64, input.page(i));
+        let t = start.elapsed();
+        store += t;
+        store_lat.saturating_record(t.as_nanos() as u64);
+        if let Err(e) = res {
+            eprintln!("zswap: one-thread pass: store of page {i}: {e}");
+        }
+    }
+    let counters = zswap.counters();
+    let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
+    let mut verified = 0;
+    for i in 0..n {
+        page[0] = !input.page(i)[0];
+        let start = Instant::now();
+        let res = zswap.load(i as u64, &mut page);
+        let t = start.elapsed();
+        load += t;
+        load_lat.saturating_record(t.as_nanos() as u64);
+        if res.is_ok() && *page == *input.page(i) {
+            verified += 1;
+        }
+    }
+    for i in 0..n {
+        zswap.invalidate(i as u64);
+    }
+    let original = (n * PAGE_SIZE) as u64;
+    let memory = counters.pool.total_size() as u64;
+    Row {
+        name: name.to_owned(),
+        kind: "acomp".into(),
+        pages: n as u64,
+        original_bytes: original,
+        memory_bytes: memory,
+        compressed_bytes: counters.stored_bytes,
+        same_filled_pages: counters.same_filled_pages,
+        ratio: original as f64 / memory.max(1) as f64,
+        threads: 1,
+        request_bytes: PAGE_SIZE as u64,
+        store_mib_s: mib_s(original, store),
+        load_mib_s: mib_s(original, load),
+        store_p50_us: us(&store_lat, 0.5),
+        store_p99_us: us(&store_lat, 0.99),
+        load_p50_us: us(&load_lat, 0.5),
+        load_p99_us: us(&load_lat, 0.99),
+        verified_pages: verified,
+        memory_vs_lzo_rle: None,
+        store_vs_lzo_rle: None,
+        load_vs_lzo_rle: None,
+    }
+}
+
+/// A zram run's row.
+pub fn zram_row(run: &zram::Run, pages: usize) -> Row {
+    let original = (pages * PAGE_SIZE) as u64;
+    let m = &run.mm_stat;
+    Row {
+        name: format!("zram {}", run.algorithm),
+        kind: "zram".into(),
+        pages: pages as u64,
+        original_bytes: original,
+        memory_bytes: m.mem_used_total,
+        compressed_bytes: m.compr_data_size,
+        same_filled_pages: m.same_pages,
+        ratio: original as f64 / m.mem_used_total.max(1) as f64,
+        threads: 1,
+        request_bytes: zram::IO_SIZE as u64,
+        store_mib_s: mib_s(original, run.store),
+        load_mib_s: mib_s(original, run.load),
+        store_p50_us: None,
+        store_p99_us: None,
+        load_p50_us: None,
+        load_p99_us: None,
+        verified_pages: run.verified,
+        memory_vs_lzo_rle: None,
+        store_vs_lzo_rle: None,
+        load_vs_lzo_rle: None,
+    }
+}
+
+/// Fills in every row's standing against zram with lzo-rle, where that row exists.
+pub fn against_lzo_rle(rows: &mut [Row]) {
+    let Some(base) = rows.iter().find(|r| r.name == "zram lzo-rle").cloned() else {
+        return;
+    };
+    for r in rows {
+        r.memory_vs_lzo_rle = Some(r.memory_bytes as f64 / base.memory_bytes.max(1) as f64);
+        r.store_vs_lzo_rle = Some(r.store_mib_s / base.store_mib_s);
+        r.load_vs_lzo_rle = Some(r.load_mib_s / base.load_mib_s);
+    }
+}
+
+/// Where an acomp row stands against the goal, in one line.
+pub fn goal(r: &Row) -> String {
+    match (r.memory_vs_lzo_rle, r.store_vs_lzo_rle, r.load_vs_lzo_rle) {
+        (Some(m), Some(s), Some(l)) => {
+            let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+            let all = m <= GOAL_MEMORY && s >= GOAL_SPEED && l >= GOAL_SPEED;
+            format!(
+                "{}: memory {m:.2}x of zram lzo-rle's ({} <= {GOAL_MEMORY:.2}x), store {s:.2}x \
+                 ({} >= 1x), load {l:.2}x ({} >= 1x): {}",
+                r.name,
+                mark(m <= GOAL_MEMORY),
+                mark(s >= GOAL_SPEED),
+                mark(l >= GOAL_SPEED),
+                if all { "goal met" } else { "goal not met" }
+            )
+        }
+        _ => format!("{}: no zram lzo-rle row to judge the goal against", r.name),
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+/// Prints the table, and the goal line of every acomp row under it.
+pub fn print(rows: &[Row]) {
+    let Some(first) = rows.first() else { return };
+    println!();
+    println!(
+        "side by side: the same {} pages ({:.1} MiB), one thread each way",
+        first.pages,
+        first.original_bytes as f64 / (1024.0 * 1024.0)
+    );
+    println!(
+        "  {:<20} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "configuration",
+        "memory (bytes)",
+        "ratio",
+        "store",
+        "load",
+        "store",
+        "store",
+        "load",
+        "load"
+    );
+    println!(
+        "  {:<20} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "", "", "", "MiB/s", "MiB/s", "p50 us", "p99 us", "p50 us", "p99 us"
+    );
+    for r in rows {
+        println!(
+            "  {:<20} {:>14} {:>6.2}x {:>9.1} {:>9.1} {:>8} {:>8} {:>8} {:>8}",
+            r.name,
+            r.memory_bytes,
+            r.ratio,
+            r.store_mib_s,
+            r.load_mib_s,
+            opt(r.store_p50_us),
+            opt(r.store_p99_us),
+            opt(r.load_p50_us),
+            opt(r.load_p99_us)
+        );
+    }
+    println!(
+        "  memory: acomp's pool pages, zram's mem_used_total; MiB/s: the pages' bytes over the"
+    );
+    println!(
+        "  time in the store or load calls alone (acomp: a call per page; zram: 1 MiB O_DIRECT"
+    );
+    println!("  writes and reads, as dd); latencies per page call, acomp only");
+    for r in rows {
+        if r.verified_pages != r.pages {
+            println!(
+                "  {}: ONLY {} OF {} PAGES CAME BACK AS STORED",
+                r.name, r.verified_pages, r.pages
+            );
+        }
+    }
+    for r in rows.iter().filter(|r| r.kind == "acomp") {
+        println!("  goal: {}", goal(r));
+    }
+}
+
+/// The JSON written by `--json`: the source of the pages and one object per configuration.
+#[derive(Debug, Serialize)]
+pub struct Summary<'a> {
+    /// Where the pages came from (a file, or `pid N (comm)`).
+    pub source: String,
+    /// Bytes per page: 4096.
+    pub page_size_bytes: u64,
+    /// Why zram has no rows, where it has none and was asked for.
+    pub zram_unavailable: Option<String>,
+    /// The rows of the table.
+    pub configurations: &'a [Row],
+}
