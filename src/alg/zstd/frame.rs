@@ -158,6 +158,7 @@ pub(super) fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
 
 /// [`single_frame`], with the block maximum checked where `BLOCK_MAX` is true; without it,
 /// exactly what zstd's parsers say (the test holds the two equal).
+#[inline(always)]
 fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
     if u32::from_le_bytes(src.get(..4)?.try_into().ok()?) != ZSTD_MAGICNUMBER {
         return None;
