@@ -40,8 +40,10 @@ use pages::PAGE;
 const LEVEL: i32 = 3;
 
 /// The variants, in the order of the tables.
-const VARIANTS: [&str; 6] = [
+const VARIANTS: [&str; 8] = [
     AcompOneShot::NAME,
+    AcompBuffer::NAME,
+    AcompChecksum::NAME,
     AcompTwoFragments::NAME,
     Floor::NAME,
     ZstdBulk::NAME,
@@ -60,6 +62,10 @@ trait Variant {
 
     /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
+
+    /// Whether the variant's frames carry a content checksum, and so differ from the
+    /// others' (the check then holds only its round trip).
+    const CHECKSUM: bool = false;
 
     /// Where the last request's output is: `dst`, unless the variant returns its own
     /// buffer.
@@ -87,6 +93,86 @@ impl Variant for AcompOneShot {
         self.0
             .decompress(&src, &mut [IoSliceMut::new(dst)])
             .expect("acomp decompress")
+    }
+}
+
+/// acomp's contiguous calls, `compress_to_buffer` / `decompress_to_buffer`: the one-shot
+/// path without building the one-element fragment lists by hand.
+struct AcompBuffer(Arc<Acomp>);
+
+impl Variant for AcompBuffer {
+    const NAME: &'static str = "acomp-buffer";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.0
+            .compress_to_buffer(page, dst)
+            .expect("acomp compress_to_buffer")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.0
+            .decompress_to_buffer(frame, dst)
+            .expect("acomp decompress_to_buffer")
+    }
+}
+
+/// acomp one-shot with zstd's content checksum on (`ZstdParams::checksum(true)`): what
+/// catching every corruption costs. Its decompression is given the checksummed frame of the
+/// same page (looked up by the address of the plain frame it is handed: a few instructions).
+struct AcompChecksum {
+    tfm: Acomp,
+    plain: Arc<Acomp>,
+    frames: Vec<(*const u8, Vec<u8>)>,
+}
+
+impl AcompChecksum {
+    fn new(plain: &Arc<Acomp>) -> Self {
+        let params = acomp::ZstdParams::default().level(LEVEL).checksum(true);
+        AcompChecksum {
+            tfm: Acomp::with_zstd(params).expect("acomp zstd transform with checksum"),
+            plain: plain.clone(),
+            frames: Vec::new(),
+        }
+    }
+
+    /// Where the checksummed frame of the page that `frame` (a plain one) holds is.
+    #[inline(always)]
+    fn summed(&mut self, frame: &[u8]) -> usize {
+        let at = frame.as_ptr();
+        match self.frames.iter().position(|(p, _)| *p == at) {
+            Some(i) => i,
+            None => {
+                let mut page = vec![0; PAGE];
+                let n = self.plain.decompress_to_buffer(frame, &mut page).unwrap();
+                let mut summed = vec![0; zstd_safe::compress_bound(PAGE)];
+                let m = self
+                    .tfm
+                    .compress_to_buffer(&page[..n], &mut summed)
+                    .unwrap();
+                summed.truncate(m);
+                self.frames.push((at, summed));
+                self.frames.len() - 1
+            }
+        }
+    }
+}
+
+impl Variant for AcompChecksum {
+    const NAME: &'static str = "acomp-xxh64";
+    const CHECKSUM: bool = true;
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.tfm
+            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress with checksum")
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        let i = self.summed(frame);
+        let src = [IoSlice::new(&self.frames[i].1)];
+        self.tfm
+            .decompress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress with checksum")
     }
 }
 
@@ -320,6 +406,8 @@ trait Visit {
 /// All variants, the two acomp ones on one shared transform.
 struct Variants {
     one_shot: AcompOneShot,
+    buffer: AcompBuffer,
+    checksum: AcompChecksum,
     two_frag: AcompTwoFragments,
     floor: Floor,
     bulk: ZstdBulk,
@@ -331,6 +419,8 @@ impl Variants {
     fn new(tfm: &Arc<Acomp>) -> Self {
         Variants {
             one_shot: AcompOneShot(tfm.clone()),
+            buffer: AcompBuffer(tfm.clone()),
+            checksum: AcompChecksum::new(tfm),
             two_frag: AcompTwoFragments(tfm.clone()),
             floor: Floor::new(),
             bulk: ZstdBulk { last: Vec::new() },
@@ -341,6 +431,8 @@ impl Variants {
 
     fn each(&mut self, f: &mut impl Visit) {
         f.visit(&mut self.one_shot);
+        f.visit(&mut self.buffer);
+        f.visit(&mut self.checksum);
         f.visit(&mut self.two_frag);
         f.visit(&mut self.floor);
         f.visit(&mut self.bulk);
@@ -436,10 +528,16 @@ impl Visit for Check<'_> {
             let n = v.compress(page, &mut out);
             let written = &v.output(&out)[..n];
             assert!(
-                written == frame,
+                V::CHECKSUM || written == frame,
                 "{} wrote another frame of {kind}",
                 V::NAME
             );
+            if V::CHECKSUM {
+                let mut back = dst_for(Op::Decompress);
+                assert_eq!(v.decompress(frame, &mut back), PAGE);
+                assert!(back == page, "{}'s own frame of {kind}", V::NAME);
+                continue;
+            }
             let mut back = dst_for(Op::Decompress);
             let n = reference.decompress(written, &mut back);
             assert!(n == PAGE && back == page, "{}'s frame of {kind}", V::NAME);

@@ -3,7 +3,7 @@
 //!
 //! A request is a source scatter-gather list (`&[IoSlice]`, `slen` bytes in all) and a
 //! destination one (`&mut [IoSliceMut]`, `dlen` bytes). An algorithm never indexes them: it
-//! walks them with [`acomp::Walk`], the counterpart of the kernel's `struct acomp_walk`.
+//! walks them with [`acomp::alg::Walk`], the counterpart of the kernel's `struct acomp_walk`.
 //!
 //! - `next_src()` / `next_dst()` give the current *chunk*: the unused rest of the current
 //!   fragment (`acomp_walk_next_src/dst`). Zero-length fragments are skipped, so a chunk is
@@ -31,7 +31,8 @@
 use std::io::{IoSlice, IoSliceMut};
 use std::process::ExitCode;
 
-use acomp::{Acomp, Walk};
+use acomp::Acomp;
+use acomp::alg::Walk;
 
 /// Fragment sizes: `head`, then the rest of `len` as the last fragment.
 fn sizes(len: usize, head: &[usize]) -> Vec<usize> {

@@ -1,4 +1,4 @@
-//! [`Acomp`]: the transform, by name or with typed parameters.
+//! [`Acomp`]: the transform, by name or with typed parameters, and its calls.
 
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
@@ -7,7 +7,7 @@ use crate::alg::zstd::{Zstd, ZstdParams};
 use crate::alg::{Algorithm, Path};
 use crate::segment;
 use crate::streams::{RequestKind, Streams};
-use crate::{Error, Segment, Walk};
+use crate::{Error, Segment, Stats, Walk};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
 ///
@@ -43,6 +43,8 @@ trait Transform: Send + Sync {
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
     fn stats(&self) -> Stats;
+    fn compress_bound(&self, slen: usize) -> usize;
+    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error>;
 }
 
 impl<A: Algorithm> Transform for Streams<A> {
@@ -72,6 +74,14 @@ impl<A: Algorithm> Transform for Streams<A> {
 
     fn stats(&self) -> Stats {
         Streams::stats(self)
+    }
+
+    fn compress_bound(&self, slen: usize) -> usize {
+        self.alg().compress_bound(slen)
+    }
+
+    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+        self.alg().content_size(walk)
     }
 }
 
@@ -136,8 +146,9 @@ impl Acomp {
     ///
     /// # Errors
     ///
-    /// [`Error::NoSpace`] (`ENOSPC`) where the frame does not fit `dlen` bytes;
-    /// [`Error::NoMemory`] (`ENOMEM`).
+    /// [`Error::NoSpace`] (`ENOSPC`) where the frame does not fit `dlen` bytes, with
+    /// `needed` the frame's exact size (the frame was finished in scratch memory to learn
+    /// it; on every cut the same); [`Error::NoMemory`] (`ENOMEM`).
     pub fn compress(
         &self,
         src: &[IoSlice<'_>],
@@ -160,8 +171,11 @@ impl Acomp {
     ///   still decoded (into scratch memory) to check it, and `needed` says how large a
     ///   destination would succeed. That costs as much as decompressing the whole source.
     /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt input: a bad or
-    ///   truncated frame, a checksum mismatch, bytes after the last frame, a frame that
-    ///   needs a dictionary.
+    ///   truncated frame, a block over the block maximum, content that disagrees with the
+    ///   declared content size, a checksum mismatch, bytes after the last frame, a frame
+    ///   that needs a dictionary. A change inside a block's content is caught only where
+    ///   the frame carries a checksum: without one it may decode as `Ok` with other bytes
+    ///   (the crate docs, "The contract").
     /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
     /// - [`Error::NoMemory`] (`ENOMEM`).
     pub fn decompress(
@@ -241,6 +255,147 @@ impl Acomp {
         Ok(segment::finish(segments, end))
     }
 
+    /// The largest frame compressing `slen` bytes can give, in bytes (for zstd,
+    /// `ZSTD_compressBound`): a destination this large never fails with `ENOSPC`, however
+    /// it is cut.
+    ///
+    /// ```
+    /// let tfm = acomp::Acomp::new("zstd")?;
+    /// assert_eq!(tfm.compress_bound(4096), 4174);
+    /// # Ok::<(), acomp::Error>(())
+    /// ```
+    pub fn compress_bound(&self, slen: usize) -> usize {
+        self.inner.compress_bound(slen)
+    }
+
+    /// The content size (bytes) the source's first frame declares in its header, read
+    /// across fragments without decoding anything; skippable frames before it are skipped.
+    /// `Ok(None)` where the header does not declare it (zstd's `ZSTD_c_contentSizeFlag` off,
+    /// as in frames the kernel writes), or no frame follows the skippable ones. Nothing is
+    /// checked past the header, nor counted in [`stats`](Acomp::stats).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptySource`] (`EINVAL`); [`Error::Corrupt`], [`Error::Truncated`]
+    /// (`EBADMSG`) for a header that is not valid or is cut short.
+    pub fn content_size(&self, src: &[IoSlice<'_>]) -> Result<Option<u64>, Error> {
+        let mut walk = Walk::new(src, &mut []);
+        if walk.slen() == 0 {
+            return Err(Error::EmptySource);
+        }
+        self.inner.content_size(&mut walk)
+    }
+
+    /// [`compress`](Acomp::compress) from one contiguous buffer into another: the one-shot
+    /// path, at the cost of the scatter-gather call. Returns the frame's size; the frame is
+    /// `dst[..n]`.
+    ///
+    /// ```
+    /// let tfm = acomp::Acomp::new("zstd")?;
+    /// let page = [42u8; 4096];
+    /// let mut frame = [0u8; 4096];
+    /// let n = tfm.compress_to_buffer(&page, &mut frame)?;
+    /// let mut back = [0u8; 4096];
+    /// assert_eq!(tfm.decompress_to_buffer(&frame[..n], &mut back)?, 4096);
+    /// assert_eq!(back, page);
+    /// # Ok::<(), acomp::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`compress`](Acomp::compress).
+    #[inline]
+    pub fn compress_to_buffer(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        self.compress(&[IoSlice::new(src)], &mut [IoSliceMut::new(dst)])
+    }
+
+    /// [`decompress`](Acomp::decompress) from one contiguous buffer into another: the
+    /// one-shot path where the frame allows it, at the cost of the scatter-gather call.
+    /// Returns the bytes written at the front of `dst`.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Acomp::decompress).
+    #[inline]
+    pub fn decompress_to_buffer(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        self.decompress(&[IoSlice::new(src)], &mut [IoSliceMut::new(dst)])
+    }
+
+    /// Compresses `src` and appends the frame to `dst`, growing it by at most
+    /// [`compress_bound`](Acomp::compress_bound)`(src.len())` bytes of capacity. Returns the
+    /// frame's size. The room is zeroed before compression writes into it (a `memset` of
+    /// the bound), so a reused `Vec` costs that over [`compress_to_buffer`](Acomp::compress_to_buffer).
+    ///
+    /// ```
+    /// let tfm = acomp::Acomp::new("zstd")?;
+    /// let mut frame = Vec::new();
+    /// tfm.compress_to_vec(b"hello, hello, hello", &mut frame)?;
+    /// let mut back = Vec::new();
+    /// tfm.decompress_to_vec(&frame, &mut back, 1 << 20)?;
+    /// assert_eq!(back, b"hello, hello, hello");
+    /// # Ok::<(), acomp::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] (`ENOMEM`) where the room cannot be had; `dst` is then as it was.
+    pub fn compress_to_vec(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<usize, Error> {
+        let start = dst.len();
+        let room = self.compress_bound(src.len());
+        let res = grow(dst, room).and_then(|out| self.compress_to_buffer(src, out));
+        dst.truncate(start + *res.as_ref().unwrap_or(&0));
+        res
+    }
+
+    /// Decompresses `src` (one or more frames) and appends the output to `dst`, growing it
+    /// by at most `max` bytes. The room is the content size the first frame declares where
+    /// it does (and that is within `max`), else a guess of four times the source, at least
+    /// 4 KiB (within `max`); it is zeroed before decompression writes into it. Where the
+    /// output needs more (no declared size, or several frames), `ENOSPC` tells the exact
+    /// size and the source is decoded a second time into that.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Acomp::decompress), where [`Error::NoSpace`] means the output
+    /// needs more than `max` bytes (`capacity` is `max`); [`Error::NoMemory`] where the
+    /// room cannot be had. `dst` is as it was after any error.
+    pub fn decompress_to_vec(
+        &self,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<usize, Error> {
+        let start = dst.len();
+        let declared = self
+            .content_size(&[IoSlice::new(src)])
+            .ok()
+            .flatten()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= max);
+        let guess = src.len().saturating_mul(4).max(4096);
+        let mut room = declared.unwrap_or(guess.min(max));
+        let res = loop {
+            let res = grow(dst, room).and_then(|out| self.decompress_to_buffer(src, out));
+            match res {
+                Err(Error::NoSpace {
+                    needed: Some(n), ..
+                }) if n > room as u64 && n <= max as u64 => {
+                    dst.truncate(start);
+                    room = n as usize;
+                }
+                Err(Error::NoSpace { needed, .. }) => {
+                    break Err(Error::NoSpace {
+                        needed,
+                        capacity: max,
+                    });
+                }
+                res => break res,
+            }
+        };
+        dst.truncate(start + *res.as_ref().unwrap_or(&0));
+        res
+    }
+
     /// A snapshot of the transform's counters (each read on its own, without stopping
     /// requests). Reading the workspaces' sizes briefly locks each filled workspace.
     pub fn stats(&self) -> Stats {
@@ -248,43 +403,11 @@ impl Acomp {
     }
 }
 
-/// Counters of a transform, from [`Acomp::stats`].
-///
-/// Every request counts once in `compress` or `decompress`, and once more either by the
-/// path that served it (`one_shot`, `stream`) or by the kind of its error (`no_space`,
-/// `corrupt`, `invalid`, `no_memory`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Compression requests.
-    pub compress: u64,
-    /// Decompression requests.
-    pub decompress: u64,
-    /// Successful requests served by the one-shot path.
-    pub one_shot: u64,
-    /// Successful requests served by the stream path.
-    pub stream: u64,
-    /// Failed with `ENOSPC`.
-    pub no_space: u64,
-    /// Failed with `EBADMSG`.
-    pub corrupt: u64,
-    /// Failed with `EINVAL`.
-    pub invalid: u64,
-    /// Failed with `ENOMEM`.
-    pub no_memory: u64,
-    /// Range reads ([`Acomp::decompress_range`]), also counted in `decompress` and by path
-    /// (`stream`) or error.
-    pub range: u64,
-    /// Requests that found their CPU's workspace busy and took another CPU's.
-    pub busy: u64,
-    /// Requests whose CPU's workspace could not be filled, served by the first one.
-    pub fallback: u64,
-    /// Workspace slots: one per configured CPU.
-    pub slots: usize,
-    /// Slots filled with a workspace.
-    pub workspaces: usize,
-    /// Bytes the filled workspaces hold: the contexts as zstd counts them
-    /// (`ZSTD_sizeof_CCtx` + `ZSTD_sizeof_DCtx`) and the workspaces' own buffers (scratch,
-    /// one-shot compression frame).
-    pub workspace_bytes: usize,
+/// Extends `v` by `n` zeroed bytes and returns them; `v` is unchanged where the memory
+/// cannot be had.
+fn grow(v: &mut Vec<u8>, n: usize) -> Result<&mut [u8], Error> {
+    v.try_reserve(n).map_err(|_| Error::NoMemory)?;
+    let start = v.len();
+    v.resize(start + n, 0);
+    Ok(&mut v[start..])
 }

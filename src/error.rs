@@ -1,19 +1,33 @@
-//! The error of a request, with the kernel's errno for each kind.
+//! The error of a request, its kind, and the kernel's errno for each kind.
 
 use std::io;
 
 /// Why a request failed. Every variant belongs to one of four kinds, told by
-/// [`Error::errno`]: `ENOSPC`, `EBADMSG`, `EINVAL`, `ENOMEM`.
+/// [`Error::kind`] (or, as a kernel caller knows them, [`Error::errno`]): `ENOSPC`,
+/// `EBADMSG`, `EINVAL`, `ENOMEM`.
 ///
 /// The kind never depends on how the source and destination were cut into fragments.
 /// After any error, the workspace that saw it is reset before it serves again.
+///
+/// ```
+/// use acomp::{Acomp, ErrorKind};
+///
+/// let tfm = Acomp::new("zstd")?;
+/// let mut small = [0u8; 8];
+/// let err = tfm.compress_to_buffer(&[1u8; 4096], &mut small).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::NoSpace);
+/// assert_eq!(err.to_string(), "destination too small: 8 bytes, 19 needed");
+/// # Ok::<(), acomp::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// `ENOSPC`: the destination is too small; a larger one could succeed.
     ///
-    /// For decompression the rest of the source was still checked, so `needed` is the
-    /// exact size of the whole output in bytes; for compression it is `None`.
+    /// `needed` is the exact size of the whole output in bytes: compression finished the
+    /// frame (in scratch memory) to learn it, decompression decoded and checked the rest of
+    /// the source. `None` only from an [`Algorithm`](crate::alg::Algorithm) that cannot
+    /// tell.
     #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
     NoSpace {
         /// Bytes the output needs, where known.
@@ -67,19 +81,52 @@ fn needed_text(needed: Option<u64>) -> String {
     needed.map_or_else(String::new, |n| format!(", {n} needed"))
 }
 
-impl Error {
-    /// The kernel-style errno of this error, as a positive number: `libc::ENOSPC`,
-    /// `libc::EBADMSG`, `libc::EINVAL` or `libc::ENOMEM`.
-    pub fn errno(&self) -> i32 {
+/// The four kinds of [`Error`], to match on without `libc`; each is one errno of the
+/// kernel's `crypto_acomp` API ([`ErrorKind::errno`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `ENOSPC`: the destination is too small; a larger one could succeed.
+    NoSpace,
+    /// `EBADMSG`: corrupt input; no destination could make it succeed.
+    Corrupt,
+    /// `EINVAL`: an invalid request or parameter.
+    Invalid,
+    /// `ENOMEM`: a workspace could not be allocated.
+    NoMemory,
+}
+
+impl ErrorKind {
+    /// The kind's errno, as a positive number (`ENOSPC` 28, `EBADMSG` 74, `EINVAL` 22,
+    /// `ENOMEM` 12 on Linux).
+    pub fn errno(self) -> i32 {
         match self {
-            Error::NoSpace { .. } => libc::ENOSPC,
-            Error::Corrupt { .. } | Error::Truncated => libc::EBADMSG,
+            ErrorKind::NoSpace => libc::ENOSPC,
+            ErrorKind::Corrupt => libc::EBADMSG,
+            ErrorKind::Invalid => libc::EINVAL,
+            ErrorKind::NoMemory => libc::ENOMEM,
+        }
+    }
+}
+
+impl Error {
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NoSpace { .. } => ErrorKind::NoSpace,
+            Error::Corrupt { .. } | Error::Truncated => ErrorKind::Corrupt,
             Error::WindowTooLarge { .. }
             | Error::EmptySource
             | Error::UnknownAlgorithm { .. }
-            | Error::InvalidParameter { .. } => libc::EINVAL,
-            Error::NoMemory => libc::ENOMEM,
+            | Error::InvalidParameter { .. } => ErrorKind::Invalid,
+            Error::NoMemory => ErrorKind::NoMemory,
         }
+    }
+
+    /// The kernel-style errno of this error, as a positive number: `ENOSPC`, `EBADMSG`,
+    /// `EINVAL` or `ENOMEM` ([`ErrorKind::errno`] of [`Error::kind`]).
+    pub fn errno(&self) -> i32 {
+        self.kind().errno()
     }
 }
 
@@ -89,11 +136,11 @@ impl Error {
 /// `None`: use [`Error::errno`].
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
-        let kind = match e.errno() {
-            libc::ENOSPC => io::ErrorKind::StorageFull,
-            libc::EBADMSG => io::ErrorKind::InvalidData,
-            libc::ENOMEM => io::ErrorKind::OutOfMemory,
-            _ => io::ErrorKind::InvalidInput,
+        let kind = match e.kind() {
+            ErrorKind::NoSpace => io::ErrorKind::StorageFull,
+            ErrorKind::Corrupt => io::ErrorKind::InvalidData,
+            ErrorKind::NoMemory => io::ErrorKind::OutOfMemory,
+            ErrorKind::Invalid => io::ErrorKind::InvalidInput,
         };
         io::Error::new(kind, e)
     }

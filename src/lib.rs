@@ -9,25 +9,44 @@
 //! | --- | --- |
 //! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
-//! | `struct acomp_walk` | [`Walk`] |
+//! | `struct acomp_walk` | [`alg::Walk`], for algorithm writers |
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
-//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
-//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
+//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`alg::Path::OneShot`]) |
+//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`alg::Path::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
 //!
 //! # The contract
 //!
 //! - Fragmentation never changes the outcome: the same source bytes and destination
 //!   capacity give the same output bytes or the same error kind, however either side is cut.
-//! - Errors come in four kinds ([`Error::errno`]): `ENOSPC` (a larger destination could
-//!   succeed), `EBADMSG` (corrupt input: no destination could), `EINVAL` (invalid request
-//!   or parameters, an empty source to decompress, a frame window over the limit),
-//!   `ENOMEM`. Never success with partial or wrong output.
+//! - Errors come in four kinds ([`Error::kind`], [`Error::errno`]): `ENOSPC` (a larger
+//!   destination could succeed; `needed` says how large), `EBADMSG` (corrupt input: no
+//!   destination could), `EINVAL` (invalid request or parameters, an empty source to
+//!   decompress, a frame window over the limit), `ENOMEM`. Never success with partial
+//!   output: on `Ok(n)` all of every frame was decoded and checked as far as the format
+//!   allows (below).
+//! - **What corruption is caught.** Every frame that breaks zstd's format is `EBADMSG`:
+//!   bad or truncated headers and blocks, a block over the block maximum, content that
+//!   disagrees with the declared content size, bytes after the last frame, a missing
+//!   dictionary. A change *inside* a block's content that keeps the format valid is caught
+//!   only by a checksum: **with the default parameters (no checksum) such a frame can
+//!   decode as `Ok` with other bytes of the same length** (in a raw block always; in a
+//!   compressed block whenever zstd's entropy decoders do not trip on it). With
+//!   [`ZstdParams::checksum`]`(true)` every frame ends with XXH64 of its content (the low
+//!   32 bits), and any such change is `EBADMSG` but for one in 2^32. The checksum costs
+//!   about 4,100 instructions per 4 KiB page each way (XXH64 runs at about one
+//!   instruction a byte) and 4 bytes per frame; it is off by default, as in the kernel's
+//!   zstd, zram and zswap, whose pages never leave memory. Turn it on where frames cross
+//!   a disk, a network or anything else that may change them.
 //! - A source may hold several frames and skippable frames; the output is the frames'
 //!   content in order. A destination exactly as large as the output succeeds.
 //! - Decompression writes nothing past its output: after `Ok(n)`, the destination bytes past
 //!   `n` are as the caller left them.
 //! - After any error, the workspace that saw it is reset before it serves again.
+//!
+//! Sizes: byte counts of buffers in memory are `usize` (source and destination lengths,
+//! results, `capacity`); positions and sizes in a frame's content, which may exceed what
+//! memory holds, are `u64` ([`Segment`] offsets, a declared content size, `needed`).
 //!
 //! ```
 //! use std::io::{IoSlice, IoSliceMut};
@@ -41,6 +60,74 @@
 //! assert_eq!(&back[..m], &page[..]);
 //! # Ok::<(), acomp::Error>(())
 //! ```
+//!
+//! # A page cache
+//!
+//! What a swap or cache layer does with each 4 KiB page, as the kernel's zswap does it:
+//! same-filled pages are kept as their value (no compression at all); a page is compressed
+//! into a one-page destination, and one that does not fit (`ENOSPC`: it does not compress)
+//! is kept as it is; a load decompresses into exactly one page.
+//! [`Acomp::compress_bound`] gives the destination that never fails, where a frame is
+//! wanted whatever it costs.
+//!
+//! ```
+//! use acomp::{Acomp, Error, ErrorKind, ZstdParams};
+//!
+//! const PAGE: usize = 4096;
+//!
+//! enum Stored {
+//!     Same(u64),
+//!     Raw(Box<[u8]>),
+//!     Frame(Box<[u8]>),
+//! }
+//!
+//! fn store(tfm: &Acomp, page: &[u8]) -> Result<Stored, Error> {
+//!     let first = u64::from_ne_bytes(page[..8].try_into().unwrap());
+//!     if page.chunks_exact(8).all(|w| w == &page[..8]) {
+//!         return Ok(Stored::Same(first));
+//!     }
+//!     let mut frame = [0u8; PAGE];
+//!     match tfm.compress_to_buffer(page, &mut frame) {
+//!         Ok(n) => Ok(Stored::Frame(frame[..n].into())),
+//!         Err(e) if e.kind() == ErrorKind::NoSpace => Ok(Stored::Raw(page.into())),
+//!         Err(e) => Err(e),
+//!     }
+//! }
+//!
+//! fn load(tfm: &Acomp, stored: &Stored, page: &mut [u8]) -> Result<(), Error> {
+//!     match stored {
+//!         Stored::Same(word) => page
+//!             .chunks_exact_mut(8)
+//!             .for_each(|w| w.copy_from_slice(&word.to_ne_bytes())),
+//!         Stored::Raw(raw) => page.copy_from_slice(raw),
+//!         Stored::Frame(frame) => {
+//!             tfm.decompress_to_buffer(frame, page)?;
+//!         }
+//!     }
+//!     Ok(())
+//! }
+//!
+//! // Checksums on: a frame that changed in memory is an error, never another page.
+//! let tfm = Acomp::with_zstd(ZstdParams::default().checksum(true))?;
+//! let text = b"a page of text, ".repeat(PAGE / 16);
+//! let pages = [vec![0u8; PAGE], text, (0..PAGE).map(|i| (i * 7919 % 251) as u8).collect()];
+//! for page in &pages {
+//!     let stored = store(&tfm, page)?;
+//!     let mut back = vec![0u8; PAGE];
+//!     load(&tfm, &stored, &mut back)?;
+//!     assert_eq!(&back, page);
+//! }
+//! # Ok::<(), acomp::Error>(())
+//! ```
+//!
+//! libzstd's C code is compiled at the optimisation level of the profile that builds it:
+//! a debug build of a crate that depends on acomp runs zstd unoptimised, several times
+//! slower. Put this in the dependent crate's `Cargo.toml` (the test profile inherits it):
+//!
+//! ```toml
+//! [profile.dev.package.zstd-sys]
+//! opt-level = 3
+//! ```
 #![deny(missing_docs, missing_debug_implementations)]
 // The compiler fences `unsafe`: only `sys` may hold it, every block with its SAFETY list.
 #![deny(unsafe_code)]
@@ -51,17 +138,18 @@ pub mod alg;
 mod cpu;
 mod error;
 mod segment;
+mod stats;
 mod streams;
 #[allow(unsafe_code)]
 mod sys;
 mod walk;
 
-pub use crate::acomp::{Acomp, Stats};
+pub use crate::acomp::Acomp;
 pub use crate::alg::zstd::ZstdParams;
-pub use crate::alg::{Algorithm, Path};
-pub use crate::error::Error;
+pub use crate::error::{Error, ErrorKind};
 pub use crate::segment::Segment;
-pub use crate::walk::Walk;
+pub use crate::stats::Stats;
+pub(crate) use crate::walk::Walk;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

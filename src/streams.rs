@@ -15,7 +15,7 @@ use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::alg::{Algorithm, Path};
-use crate::{Error, Stats, cpu};
+use crate::{Error, ErrorKind, Stats, cpu};
 
 /// The kinds of request, each counted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,11 +60,11 @@ impl Outcomes {
         let counter = match res {
             Ok(Path::OneShot) => &self.one_shot,
             Ok(Path::Stream) => &self.stream,
-            Err(e) => match e.errno() {
-                libc::ENOSPC => &self.no_space,
-                libc::EBADMSG => &self.corrupt,
-                libc::ENOMEM => &self.no_memory,
-                _ => &self.invalid,
+            Err(e) => match e.kind() {
+                ErrorKind::NoSpace => &self.no_space,
+                ErrorKind::Corrupt => &self.corrupt,
+                ErrorKind::NoMemory => &self.no_memory,
+                ErrorKind::Invalid => &self.invalid,
             },
         };
         counter.fetch_add(1, Relaxed);

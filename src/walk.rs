@@ -16,7 +16,7 @@ use std::io::{IoSlice, IoSliceMut};
 ///
 /// ```
 /// use std::io::{IoSlice, IoSliceMut};
-/// use acomp::Walk;
+/// use acomp::alg::Walk;
 ///
 /// let (a, b) = (*b"abc", *b"de");
 /// let src = [IoSlice::new(&a), IoSlice::new(&[]), IoSlice::new(&b)];

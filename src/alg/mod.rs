@@ -1,8 +1,11 @@
-//! The algorithms behind a transform: one trait, one folder or file per algorithm.
+//! The algorithms behind a transform, for those who write one: the [`Algorithm`] trait,
+//! the [`Walk`] over a request's fragments it is given, and the [`Path`] it reports. One
+//! folder per algorithm.
 
 pub mod zstd;
 
-use crate::{Error, Segment, Walk};
+pub use crate::walk::Walk;
+use crate::{Error, Segment};
 
 /// Which code path served a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,6 +78,23 @@ pub trait Algorithm: Send + Sync + 'static {
         Err(Error::InvalidParameter {
             reason: format!("{} has no range reads", self.name()),
         })
+    }
+
+    /// The largest output compressing `slen` bytes can give, in bytes: a destination this
+    /// large never fails with `ENOSPC` (for zstd, `ZSTD_compressBound`).
+    fn compress_bound(&self, slen: usize) -> usize;
+
+    /// The content size the first frame of the walk's source declares in its header, read
+    /// across fragments without decoding; `Ok(None)` where the format or the header does not
+    /// say. The default says `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] or [`Error::Truncated`] (`EBADMSG`) for a header that is not
+    /// valid or is cut short.
+    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+        let _ = walk;
+        Ok(None)
     }
 
     /// Returns a workspace that saw an error to a clean state for the next request.

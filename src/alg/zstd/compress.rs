@@ -64,7 +64,7 @@ pub(super) fn compress_one_shot(
     }
     let n = cctx.compress2(&mut frame[..bound], src).map_err(zerr)?;
     let out = dst.get_mut(..n).ok_or(Error::NoSpace {
-        needed: None,
+        needed: Some(n as u64),
         capacity,
     })?;
     out.copy_from_slice(&frame[..n]);
@@ -73,7 +73,9 @@ pub(super) fn compress_one_shot(
 
 /// Compresses fragment by fragment: starts the stream (session reset and pledged source
 /// size, the kernel's `zstd_init_cstream`), feeds each source fragment, and ends the frame
-/// across as many destination fragments as it needs.
+/// across as many destination fragments as it needs. Past a full destination the frame goes
+/// on into `scratch`, only to count it: the error is then `ENOSPC` with the frame's exact
+/// size, as the one-shot path gives it.
 ///
 /// Data goes in with `ZSTD_e_continue` and the frame ends with an empty `ZSTD_e_end`: zstd
 /// then always buffers whole blocks, so the frame is the same however the source is cut.
@@ -81,6 +83,7 @@ pub(super) fn compress_one_shot(
 /// it in one pass instead, which gives other bytes on inputs of more than a block.)
 pub(super) fn compress_stream(
     cctx: &mut CCtx<'static>,
+    scratch: &mut [u8],
     walk: &mut Walk<'_, '_>,
 ) -> Result<(), Error> {
     let zerr = |c, walk: &Walk<'_, '_>| zstd_error(c, walk.dlen());
@@ -88,6 +91,7 @@ pub(super) fn compress_stream(
         .map_err(|c| zerr(c, walk))?;
     cctx.set_pledged_src_size(Some(walk.slen() as u64))
         .map_err(|c| zerr(c, walk))?;
+    let mut overflow = 0u64;
     loop {
         let src = walk.next_src();
         let mode = if src.is_empty() {
@@ -95,18 +99,35 @@ pub(super) fn compress_stream(
         } else {
             ZSTD_EndDirective::ZSTD_e_continue
         };
+        let into_scratch = walk.dst_remaining() == 0;
+        let out = if into_scratch {
+            &mut *scratch
+        } else {
+            walk.next_dst()
+        };
         let mut input = InBuffer::around(src);
-        let mut output = OutBuffer::around(walk.next_dst());
+        let mut output = OutBuffer::around(out);
         let ret = cctx.compress_stream2(&mut output, &mut input, mode);
         let (used, wrote) = (input.pos(), output.pos());
         walk.done_src(used);
-        walk.done_dst(wrote);
+        if into_scratch {
+            overflow += wrote as u64;
+        } else {
+            walk.done_dst(wrote);
+        }
         let left = ret.map_err(|c| zerr(c, walk))?;
         if src.is_empty() && left == 0 {
+            if overflow > 0 {
+                return Err(Error::NoSpace {
+                    needed: Some(walk.produced() as u64 + overflow),
+                    capacity: walk.dlen(),
+                });
+            }
             return Ok(());
         }
         if used == 0 && wrote == 0 {
-            // zstd can neither take input nor write: the destination is full.
+            // zstd can neither take input nor write, with room to write: never seen; an
+            // error rather than a loop.
             return Err(Error::NoSpace {
                 needed: None,
                 capacity: walk.dlen(),

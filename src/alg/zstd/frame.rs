@@ -11,7 +11,8 @@ use zstd_safe::zstd_sys::{
 };
 
 use super::params::WINDOW_LOG_RANGE;
-use crate::sys;
+use super::zstd_error;
+use crate::{Error, Walk, sys};
 
 /// Longest frame header (`ZSTD_FRAMEHEADERSIZE_MAX`).
 pub(super) const FRAME_HEADER_MAX: usize = ZSTD_FRAMEHEADERSIZE_MAX as usize;
@@ -215,6 +216,35 @@ fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
 pub(super) fn descriptor_window(wd: u8) -> u64 {
     let base = 1u64 << (10 + (wd >> 3));
     base + (base >> 3) * u64::from(wd & 7)
+}
+
+/// The content size the first frame's header declares, read across fragments; skippable
+/// frames before it are skipped. `None` where the header does not say, or no frame follows
+/// the skippable ones.
+pub(super) fn content_size(walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+    loop {
+        if walk.src_remaining() == 0 {
+            return Ok(None);
+        }
+        let mut buf = [0u8; FRAME_HEADER_MAX];
+        let n = walk.peek_src(&mut buf);
+        match FrameHeader::read(&buf[..n]) {
+            FrameHeader::Frame { content_size, .. } => return Ok(content_size),
+            FrameHeader::Skippable { size } => {
+                let mut left = SKIPPABLE_HEADER + size as usize;
+                while left > 0 {
+                    let take = walk.next_src().len().min(left);
+                    if take == 0 {
+                        return Err(Error::Truncated);
+                    }
+                    walk.done_src(take);
+                    left -= take;
+                }
+            }
+            FrameHeader::Incomplete => return Err(Error::Truncated),
+            FrameHeader::Invalid(code) => return Err(zstd_error(code, 0)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ impl Algorithm for Zstd {
                 return Ok(Path::OneShot);
             }
         }
-        compress::compress_stream(cctx, walk)?;
+        compress::compress_stream(cctx, &mut ws.scratch, walk)?;
         Ok(Path::Stream)
     }
 
@@ -167,6 +167,14 @@ impl Algorithm for Zstd {
     ) -> Result<u64, Error> {
         let dctx = decompress::dctx(&self.params, &mut ws.dctx)?;
         Zstd::decompress_range(self, dctx, &mut ws.scratch, walk, segments)
+    }
+
+    fn compress_bound(&self, slen: usize) -> usize {
+        zstd_safe::compress_bound(slen)
+    }
+
+    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+        frame::content_size(walk)
     }
 
     fn reset(&self, ws: &mut ZstdWorkspace) {

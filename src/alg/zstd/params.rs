@@ -53,7 +53,11 @@ impl ZstdParams {
         self
     }
 
-    /// Whether frames end with an XXH64 checksum of their content (`ZSTD_c_checksumFlag`).
+    /// Whether frames end with an XXH64 checksum of their content (`ZSTD_c_checksumFlag`;
+    /// default off, as in the kernel). Without it, a change inside a block's content that
+    /// keeps the frame valid can decode as `Ok` with other bytes; with it, such a change is
+    /// `EBADMSG` but for one in 2^32. It costs about 4,100 instructions per 4 KiB page each
+    /// way and 4 bytes per frame (see the crate docs, "The contract").
     #[must_use]
     pub fn checksum(mut self, on: bool) -> Self {
         self.checksum = on;
