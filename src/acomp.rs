@@ -5,6 +5,7 @@ use std::io::{IoSlice, IoSliceMut};
 
 use crate::alg::zstd::{Zstd, ZstdParams};
 use crate::alg::{Algorithm, Path};
+use crate::request::Request;
 use crate::segment;
 use crate::streams::{RequestKind, Streams};
 use crate::{Error, Segment, Stats, Walk};
@@ -43,6 +44,7 @@ trait Transform: Send + Sync {
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
     fn stats(&self) -> Stats;
+    fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]);
     fn compress_bound(&self, slen: usize) -> usize;
     fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error>;
 }
@@ -74,6 +76,15 @@ impl<A: Algorithm> Transform for Streams<A> {
 
     fn stats(&self) -> Stats {
         Streams::stats(self)
+    }
+
+    fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]) {
+        match kind {
+            RequestKind::Compress => {
+                self.serve_batch(kind, reqs, |alg, ws, walk| alg.compress(ws, walk))
+            }
+            _ => self.serve_batch(kind, reqs, |alg, ws, walk| alg.decompress(ws, walk)),
+        }
     }
 
     fn compress_bound(&self, slen: usize) -> usize {
@@ -253,6 +264,22 @@ impl Acomp {
         let end = self.inner.range(&mut walk, segments)?;
         // Outside the workspace lock: the zero fill past the frame's end.
         Ok(segment::finish(segments, end))
+    }
+
+    /// Compresses a batch of requests, each as [`compress`](Acomp::compress) would alone
+    /// (its [`Request::outcome`] and [`Request::path`] say how it went), on one workspace
+    /// with one CPU lookup and one lock for up to 16 requests or 64 KiB of source at a time:
+    /// the kernel's batching of a large folio's pages (zswap's `zswap_compress` over a
+    /// folio). No thread is started: to spread a folio over CPUs, send several batches from
+    /// several threads. The counters count each request once, after the batch.
+    pub fn compress_batch(&self, reqs: &mut [Request<'_, '_>]) {
+        self.inner.batch(RequestKind::Compress, reqs);
+    }
+
+    /// Decompresses a batch of requests, each as [`decompress`](Acomp::decompress) would
+    /// alone, in the same way as [`compress_batch`](Acomp::compress_batch).
+    pub fn decompress_batch(&self, reqs: &mut [Request<'_, '_>]) {
+        self.inner.batch(RequestKind::Decompress, reqs);
     }
 
     /// The largest frame compressing `slen` bytes can give, in bytes (for zstd,

@@ -137,6 +137,7 @@ mod acomp;
 pub mod alg;
 mod cpu;
 mod error;
+mod request;
 mod segment;
 mod stats;
 mod streams;
@@ -145,8 +146,11 @@ mod sys;
 mod walk;
 
 pub use crate::acomp::Acomp;
+// A caller learns the path of a request from `Request::path`.
+pub use crate::alg::Path;
 pub use crate::alg::zstd::ZstdParams;
 pub use crate::error::{Error, ErrorKind};
+pub use crate::request::Request;
 pub use crate::segment::Segment;
 pub use crate::stats::Stats;
 pub(crate) use crate::walk::Walk;

@@ -15,7 +15,8 @@ use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::alg::{Algorithm, Path};
-use crate::{Error, ErrorKind, Stats, cpu};
+use crate::request::Request;
+use crate::{Error, ErrorKind, Stats, Walk, cpu};
 
 /// The kinds of request, each counted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,13 @@ pub(crate) enum RequestKind {
     /// A range read: a decompression into segments.
     Range,
 }
+
+/// Most requests a batch serves under one hold of a workspace: 16 pages, a 64 KiB folio
+/// (see the README, "Batches", for the measurement behind it).
+pub(crate) const BATCH_HOLD_REQUESTS: usize = 16;
+
+/// Most source bytes a batch serves under one hold of a workspace.
+pub(crate) const BATCH_HOLD_BYTES: usize = 64 * 1024;
 
 pub(crate) struct Streams<A: Algorithm> {
     alg: A,
@@ -54,7 +62,51 @@ struct Outcomes {
     no_memory: AtomicU64,
 }
 
+/// Outcomes of the requests of a batch, counted locally and added to a slot's counters once,
+/// after the lock is released.
+#[derive(Default)]
+struct Tally {
+    one_shot: u64,
+    stream: u64,
+    no_space: u64,
+    corrupt: u64,
+    invalid: u64,
+    no_memory: u64,
+}
+
+impl Tally {
+    #[inline]
+    fn record(&mut self, res: Result<Path, &Error>) {
+        *match res {
+            Ok(Path::OneShot) => &mut self.one_shot,
+            Ok(Path::Stream) => &mut self.stream,
+            Err(e) => match e.kind() {
+                ErrorKind::NoSpace => &mut self.no_space,
+                ErrorKind::Corrupt => &mut self.corrupt,
+                ErrorKind::NoMemory => &mut self.no_memory,
+                ErrorKind::Invalid => &mut self.invalid,
+            },
+        } += 1;
+    }
+}
+
 impl Outcomes {
+    /// Adds a batch's tally: one atomic add per outcome that occurred.
+    fn add(&self, t: &Tally) {
+        for (counter, n) in [
+            (&self.one_shot, t.one_shot),
+            (&self.stream, t.stream),
+            (&self.no_space, t.no_space),
+            (&self.corrupt, t.corrupt),
+            (&self.invalid, t.invalid),
+            (&self.no_memory, t.no_memory),
+        ] {
+            if n > 0 {
+                counter.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
     #[inline]
     fn record(&self, res: Result<Path, &Error>) {
         let counter = match res {
@@ -106,15 +158,18 @@ impl<W> Slot<W> {
         }
     }
 
-    /// Counts one request: by path where it succeeded, by error kind where it failed.
-    #[inline]
-    fn record(&self, kind: RequestKind, res: Result<Path, &Error>) {
+    fn outcomes(&self, kind: RequestKind) -> &Outcomes {
         match kind {
             RequestKind::Compress => &self.compress,
             RequestKind::Decompress => &self.decompress,
             RequestKind::Range => &self.range,
         }
-        .record(res);
+    }
+
+    /// Counts one request: by path where it succeeded, by error kind where it failed.
+    #[inline]
+    fn record(&self, kind: RequestKind, res: Result<Path, &Error>) {
+        self.outcomes(kind).record(res);
     }
 }
 
@@ -149,6 +204,54 @@ impl<A: Algorithm> Streams<A> {
         drop(ws);
         slot.record(kind, res.as_ref().map(|&(path, _)| path));
         res.map(|(_, r)| r)
+    }
+
+    /// Serves a batch of requests of one kind: one CPU lookup and one lock for up to
+    /// [`BATCH_HOLD_REQUESTS`] requests or [`BATCH_HOLD_BYTES`] of source, then the
+    /// workspace is let go and taken again, so that other threads never queue behind a long
+    /// batch. Each request gets the outcome the single call gives (a decompression of an
+    /// empty source is refused without touching the workspace); the workspace is reset
+    /// after each failure; the counters are added once, after the last release.
+    pub(crate) fn serve_batch(
+        &self,
+        kind: RequestKind,
+        reqs: &mut [Request<'_, '_>],
+        op: impl Fn(&A, &mut A::Workspace, &mut Walk<'_, '_>) -> Result<Path, Error>,
+    ) {
+        let mut tally = Tally::default();
+        let mut rest = reqs;
+        let mut last = None;
+        while !rest.is_empty() {
+            let (slot, mut ws) = self.lock();
+            let mut bytes = 0;
+            let mut served = 0;
+            for req in rest.iter_mut() {
+                if served == BATCH_HOLD_REQUESTS || bytes >= BATCH_HOLD_BYTES {
+                    break;
+                }
+                let mut walk = Walk::new(req.src, req.dst);
+                bytes += walk.slen();
+                let res = if kind != RequestKind::Compress && walk.slen() == 0 {
+                    Err(Error::EmptySource)
+                } else {
+                    let res = op(&self.alg, &mut ws, &mut walk);
+                    if res.is_err() {
+                        self.alg.reset(&mut ws);
+                    }
+                    res
+                };
+                tally.record(res.as_ref().copied());
+                let produced = walk.produced();
+                req.finish(res.map(|path| (produced, path)));
+                served += 1;
+            }
+            drop(ws);
+            rest = &mut rest[served..];
+            last = Some(slot);
+        }
+        if let Some(slot) = last {
+            slot.outcomes(kind).add(&tally);
+        }
     }
 
     /// Counts a request refused before any workspace was touched, and refuses it.

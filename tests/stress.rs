@@ -70,6 +70,33 @@ fn stress(secs: u64) -> u64 {
                                 .unwrap_err();
                             assert_eq!(e.errno(), libc::ENOSPC);
                         }
+                        3 if i % 8 == 3 => {
+                            // A batch: the frame, a truncated copy, a too-small destination.
+                            let short = &frame[..frame.len() - 1];
+                            let srcs = [split(&frame, sc), split(short, sc), split(&frame, dc)];
+                            let mut outs = [vec![0u8; len], vec![0u8; len], vec![0u8; len - 1]];
+                            let mut dsts: Vec<_> =
+                                outs.iter_mut().map(|o| split_mut(o, dc)).collect();
+                            let mut reqs: Vec<_> = srcs
+                                .iter()
+                                .zip(dsts.iter_mut())
+                                .map(|(s, d)| acomp::Request::new(s, d))
+                                .collect();
+                            tfm.decompress_batch(&mut reqs);
+                            let kinds: Vec<_> = reqs
+                                .iter()
+                                .map(|r| {
+                                    r.outcome()
+                                        .unwrap()
+                                        .as_ref()
+                                        .map_err(|e| e.errno())
+                                        .copied()
+                                })
+                                .collect();
+                            let nospace = if len > 1 { Err(libc::ENOSPC) } else { Ok(0) };
+                            assert_eq!(kinds, [Ok(len), Err(libc::EBADMSG), nospace]);
+                            made += 2;
+                        }
                         _ => {
                             let mut page = vec![0u8; 100];
                             let off = (seed % len as u64).min(len as u64 - 1);
