@@ -137,6 +137,7 @@ mod acomp;
 pub mod alg;
 mod cpu;
 mod error;
+mod probe;
 mod request;
 mod segment;
 mod stats;

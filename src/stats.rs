@@ -20,6 +20,9 @@ pub struct Stats {
     pub stream: u64,
     /// Failed with `ENOSPC`.
     pub no_space: u64,
+    /// Compressions refused by early rejection ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection)),
+    /// without compressing; also counted in `no_space`.
+    pub rejected: u64,
     /// Failed with `EBADMSG`.
     pub corrupt: u64,
     /// Failed with `EINVAL`.
@@ -55,7 +58,7 @@ pub struct Stats {
 ///
 /// ```text
 /// requests: compress 856, decompress 1142 (range 0); one-shot 1605, stream 393
-/// errors: no_space 0, corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
+/// errors: no_space 0 (rejected early 0), corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
 /// workspaces: 2 of 2 slots, 372 KiB
 /// ```
 impl fmt::Display for Stats {
@@ -67,8 +70,14 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "errors: no_space {}, corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
-            self.no_space, self.corrupt, self.invalid, self.no_memory, self.busy, self.fallback
+            "errors: no_space {} (rejected early {}), corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
+            self.no_space,
+            self.rejected,
+            self.corrupt,
+            self.invalid,
+            self.no_memory,
+            self.busy,
+            self.fallback
         )?;
         write!(
             f,

@@ -54,6 +54,9 @@ struct Slot<W> {
 /// costs one atomic add.
 #[derive(Default)]
 struct Outcomes {
+    /// Compressions refused by early rejection (`ENOSPC` without `needed`), also counted
+    /// in `no_space`.
+    rejected: AtomicU64,
     one_shot: AtomicU64,
     stream: AtomicU64,
     no_space: AtomicU64,
@@ -62,10 +65,18 @@ struct Outcomes {
     no_memory: AtomicU64,
 }
 
+/// Whether a request was refused by early rejection: `ENOSPC` that does not say how much
+/// room was needed (a compression that ran says it exactly).
+#[inline]
+fn rejected(res: Result<Path, &Error>) -> bool {
+    matches!(res, Err(Error::NoSpace { needed: None, .. }))
+}
+
 /// Outcomes of the requests of a batch, counted locally and added to a slot's counters once,
 /// after the lock is released.
 #[derive(Default)]
 struct Tally {
+    rejected: u64,
     one_shot: u64,
     stream: u64,
     no_space: u64,
@@ -77,6 +88,9 @@ struct Tally {
 impl Tally {
     #[inline]
     fn record(&mut self, res: Result<Path, &Error>) {
+        if rejected(res) {
+            self.rejected += 1;
+        }
         *match res {
             Ok(Path::OneShot) => &mut self.one_shot,
             Ok(Path::Stream) => &mut self.stream,
@@ -94,6 +108,7 @@ impl Outcomes {
     /// Adds a batch's tally: one atomic add per outcome that occurred.
     fn add(&self, t: &Tally) {
         for (counter, n) in [
+            (&self.rejected, t.rejected),
             (&self.one_shot, t.one_shot),
             (&self.stream, t.stream),
             (&self.no_space, t.no_space),
@@ -109,6 +124,9 @@ impl Outcomes {
 
     #[inline]
     fn record(&self, res: Result<Path, &Error>) {
+        if rejected(res) {
+            self.rejected.fetch_add(1, Relaxed);
+        }
         let counter = match res {
             Ok(Path::OneShot) => &self.one_shot,
             Ok(Path::Stream) => &self.stream,
@@ -137,6 +155,7 @@ impl Outcomes {
                 s.range += requests;
             }
         }
+        s.rejected += get(&self.rejected);
         s.one_shot += one_shot;
         s.stream += stream;
         s.no_space += no_space;

@@ -196,6 +196,11 @@ impl<'w, 'a> Walk<'w, 'a> {
         n
     }
 
+    /// The source fragments, as the request gave them.
+    pub(crate) fn src_fragments(&self) -> &'w [IoSlice<'w>] {
+        self.src
+    }
+
     /// Moves past used-up and zero-length source fragments.
     fn skip_empty_src(&mut self) {
         skip_used(self.src, &mut self.src_idx, &mut self.src_off);

@@ -201,7 +201,7 @@ fn stats_print_themselves() {
     );
     assert_eq!(
         lines[1],
-        "errors: no_space 1, corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0"
+        "errors: no_space 1 (rejected early 0), corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0"
     );
     let slots = tfm.stats().slots;
     assert!(

@@ -62,6 +62,10 @@ struct Args {
     /// zstd compression level, for acomp and the raw baseline alike.
     #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
     level: i32,
+    /// Also measure acomp with early rejection (`ZstdParams::early_rejection`): a row of
+    /// its own in the side-by-side table, with the pages it refused.
+    #[arg(long)]
+    early_rejection: bool,
     /// Seed of the load order and of the pages churned.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -165,6 +169,19 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let fresh = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
+    if args.early_rejection {
+        let probed = Zswap::new(acomp::Acomp::with_zstd(params.early_rejection(true))?, None);
+        rows.push(compare::acomp_row(
+            &format!("{name}, early rejection"),
+            &probed,
+            &input,
+        ));
+        let refused = probed.acomp().stats().rejected;
+        println!(
+            "early rejection: {refused} of {} pages refused without compressing",
+            input.len()
+        );
+    }
     let mut zram_unavailable = None;
     if args.vs_zram {
         // SAFETY: geteuid has no preconditions and cannot fail.

@@ -33,7 +33,7 @@ use zstd_safe::{CCtx, DCtx, ResetDirective};
 
 pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
 use super::{Algorithm, Path};
-use crate::{Error, Segment, Walk};
+use crate::{Error, Segment, Walk, probe};
 
 /// Size of a workspace's scratch buffer: one page.
 const SCRATCH_BYTES: usize = 4096;
@@ -133,6 +133,15 @@ impl Algorithm for Zstd {
     }
 
     fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
+        if self.params.early_rejection
+            && walk.dlen() <= walk.slen()
+            && probe::incompressible(walk.src_fragments(), walk.slen())
+        {
+            return Err(Error::NoSpace {
+                needed: None,
+                capacity: walk.dlen(),
+            });
+        }
         let cctx = compress::cctx(&self.params, &mut ws.cctx)?;
         if walk.slen() <= compress::ONE_SHOT_COMPRESS_MAX {
             if let Some((src, dst)) = walk.one_shot() {
