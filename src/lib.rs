@@ -135,6 +135,7 @@
 
 mod acomp;
 pub mod alg;
+mod buffers;
 mod cpu;
 mod error;
 mod probe;
