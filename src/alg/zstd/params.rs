@@ -1,6 +1,8 @@
 //! [`ZstdParams`]: the parameters of a zstd transform.
 
-use zstd_safe::zstd_sys::{ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN};
+use zstd_safe::zstd_sys::{
+    ZSTD_BLOCKSIZE_MAX, ZSTD_BLOCKSIZE_MAX_MIN, ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN,
+};
 
 use crate::Error;
 
@@ -16,6 +18,11 @@ pub const DEFAULT_WINDOW_LOG_MAX: u32 = 23;
 pub(super) const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> =
     ZSTD_WINDOWLOG_MIN..=ZSTD_WINDOWLOG_MAX_64;
 
+/// Smallest and largest block limits `ZSTD_c_maxBlockSize` takes, in bytes
+/// (`ZSTD_BLOCKSIZE_MAX_MIN`, 1 KiB; `ZSTD_BLOCKSIZE_MAX`, 128 KiB).
+pub(super) const BLOCK_SIZE_MAX_RANGE: std::ops::RangeInclusive<u32> =
+    ZSTD_BLOCKSIZE_MAX_MIN..=ZSTD_BLOCKSIZE_MAX;
+
 /// zstd parameters of a transform (the kernel's `zstd_parameters`, plus the window limit of
 /// `ZSTD_d_windowLogMax`). Build with [`Default`] and the setters.
 ///
@@ -30,16 +37,19 @@ pub struct ZstdParams {
     pub(super) checksum: bool,
     pub(super) content_size: bool,
     pub(super) window_log_max: u32,
+    pub(super) block_size_max: Option<u32>,
 }
 
 impl Default for ZstdParams {
-    /// Level 3, no checksum, content size in the header, window log limit 23.
+    /// Level 3, no checksum, content size in the header, window log limit 23, zstd's own
+    /// block limit (128 KiB).
     fn default() -> Self {
         ZstdParams {
             level: DEFAULT_LEVEL,
             checksum: false,
             content_size: true,
             window_log_max: DEFAULT_WINDOW_LOG_MAX,
+            block_size_max: None,
         }
     }
 }
@@ -84,6 +94,22 @@ impl ZstdParams {
         self
     }
 
+    /// The largest block compression may write, in bytes of content (`ZSTD_c_maxBlockSize`,
+    /// libzstd's experimental API): 1024 (`ZSTD_BLOCKSIZE_MAX_MIN`) to 131072
+    /// (`ZSTD_BLOCKSIZE_MAX`); unset, the default, zstd's 128 KiB. With 4096, a
+    /// 64 KiB unit of pages becomes a frame of page-sized blocks, and
+    /// [`Acomp::decompress_range`](crate::Acomp::decompress_range) of its page `k` decodes
+    /// blocks `0..=k` and stops, instead of one 64 KiB block. The frames are standard: any
+    /// zstd decoder reads them. Smaller blocks cost some ratio (each block has its own
+    /// entropy tables). A source of more than one such block is compressed on the stream
+    /// path, even from one fragment: `ZSTD_compress2` would write other bytes than
+    /// streaming does, and the frame must not depend on the cut.
+    #[must_use]
+    pub fn block_size_max(mut self, bytes: u32) -> Self {
+        self.block_size_max = Some(bytes);
+        self
+    }
+
     /// The largest window a frame may ask for, in bytes (saturating at `u64::MAX` for a
     /// log that [`Acomp::with_zstd`](crate::Acomp::with_zstd) would refuse anyway).
     pub fn window_limit(&self) -> u64 {
@@ -104,6 +130,15 @@ impl ZstdParams {
                     self.window_log_max
                 ),
             });
+        }
+        if let Some(bytes) = self.block_size_max {
+            if !BLOCK_SIZE_MAX_RANGE.contains(&bytes) {
+                return Err(Error::InvalidParameter {
+                    reason: format!(
+                        "zstd block size limit {bytes} outside {BLOCK_SIZE_MAX_RANGE:?}"
+                    ),
+                });
+            }
         }
         Ok(())
     }
