@@ -787,6 +787,18 @@ pub fn print(runs: &[UnitRun]) {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    println!(
+        "  memory with that half invalidated: {}",
+        runs.iter()
+            .map(|r| format!(
+                "{} {} bytes ({:.0}% of full)",
+                r.label(),
+                r.half.memory_bytes(),
+                100.0 * r.half.memory_bytes() as f64 / r.stored.memory_bytes().max(1) as f64
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for r in runs {
         if r.pool_pages_at_end != 0 {
             println!(
