@@ -99,6 +99,18 @@ proptest! {
         }
     }
 
+    /// With a block limit (`ZstdParams::block_size_max`, a unit of pages as page-sized
+    /// blocks): the same frame on random cuts as from one fragment, and back to the bytes.
+    #[test]
+    fn small_blocks_same_frame_through_random_cuts(data in data_strategy(), kib in 1u32..=128,
+                                                   c1 in cut_strategy(), c2 in cut_strategy()) {
+        let tfm = Acomp::with_zstd(ZstdParams::default().block_size_max(kib * 1024)).unwrap();
+        let cap = zstd_safe::compress_bound(data.len());
+        let frame = compress(&tfm, &data, c1, cap, c2).unwrap();
+        prop_assert_eq!(&frame, &compress(&tfm, &data, Cut::One, cap, Cut::One).unwrap());
+        prop_assert!(decompress(&tfm, &frame, c2, data.len(), c1).unwrap() == data);
+    }
+
     /// A frame without content size (as the kernel writes them), random destination sizes:
     /// the outcome on random cuts equals the one-fragment outcome.
     #[test]

@@ -16,6 +16,9 @@ mod pool;
 #[path = "../examples/zswap/snapshot.rs"]
 mod snapshot;
 #[allow(dead_code)]
+#[path = "../examples/zswap/units.rs"]
+mod units;
+#[allow(dead_code)]
 #[path = "../examples/zswap/workload.rs"]
 mod workload;
 #[allow(dead_code)]
@@ -29,6 +32,7 @@ use std::path::PathBuf;
 
 use acomp::Acomp;
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::input::Input;
@@ -573,4 +577,177 @@ fn rows_against_lzo_rle_and_json() {
         compare::goal(&alone[0]),
         "acomp zstd level 3: no zram lzo-rle row to judge the goal against"
     );
+}
+
+/// Pages as a unit store meets them, `pages` of them: text-like pages that repeat across a
+/// unit, a zero page now and then, an incompressible page; a unit of 16 zero pages (all
+/// same-filled) at 16..32 and one of 16 random pages (incompressible) at 32..48 where there
+/// is room.
+fn unit_input(pages: usize) -> Input {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut data = Vec::with_capacity(pages * PAGE_SIZE);
+    for i in 0..pages {
+        let mut page = [0u8; PAGE_SIZE];
+        match i {
+            16..32 => {}
+            32..48 => rng.fill(&mut page[..]),
+            _ if i % 5 == 2 => {}
+            _ if i % 7 == 3 => rng.fill(&mut page[..]),
+            _ => {
+                let line = format!("object {} of kind {} at {:#x}; ", i % 3, i % 11, i * 64);
+                for (b, c) in page.iter_mut().zip(line.bytes().cycle()) {
+                    *b = c;
+                }
+                page[rng.random_range(0..PAGE_SIZE)] = rng.random();
+            }
+        }
+        data.extend_from_slice(&page);
+    }
+    Input::from_bytes("units".into(), data)
+}
+
+fn unit_store(unit_pages: usize) -> units::Units {
+    let params = acomp::ZstdParams::default().block_size_max(4096);
+    units::Units::new(params, unit_pages).unwrap()
+}
+
+#[test]
+fn units_of_every_size_come_back_page_by_page_and_whole() {
+    // Not whole units: the last unit of every size is cut short.
+    let input = unit_input(16 * 6 + 7);
+    let n = input.len();
+    for unit_pages in [1, 2, 4, 8, 16, 32, 64] {
+        let store = unit_store(unit_pages);
+        let units = n.div_ceil(unit_pages);
+        let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
+        let mut kinds = Vec::new();
+        for u in 0..units {
+            kinds.push(
+                store
+                    .store(u, input.pages(u * unit_pages, unit_len(u)))
+                    .unwrap(),
+            );
+        }
+        assert!(kinds.contains(&units::UnitKind::Frame), "{unit_pages}");
+        if unit_pages <= 16 {
+            assert!(kinds.contains(&units::UnitKind::SameFilled), "{unit_pages}");
+            assert!(kinds.contains(&units::UnitKind::Pages), "{unit_pages}");
+        }
+        let c = store.counters();
+        assert_eq!(c.stored_pages, n as u64);
+        assert_eq!(c.held_pages, 0);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.shuffle(&mut StdRng::seed_from_u64(unit_pages as u64));
+        for i in order {
+            let mut page = Box::new([0x5A; PAGE_SIZE]);
+            store.load_page(i, &mut page).unwrap();
+            assert_eq!(*page, *input.page(i), "{unit_pages}-page units, page {i}");
+        }
+        let mut buf = vec![0x5A; unit_pages * PAGE_SIZE];
+        for u in 0..units {
+            assert_eq!(store.load_unit(u, &mut buf), Ok(unit_len(u)));
+            assert!(
+                buf[..unit_len(u) * PAGE_SIZE] == *input.pages(u * unit_pages, unit_len(u)),
+                "{unit_pages}-page units, unit {u}"
+            );
+        }
+        let mut page = Box::new([0; PAGE_SIZE]);
+        assert_eq!(store.load_page(n, &mut page), Err(LoadError::NotFound));
+        assert_eq!(store.load_unit(units, &mut buf), Err(LoadError::NotFound));
+        for i in 0..n {
+            assert!(store.invalidate(i));
+        }
+        assert!(!store.invalidate(0));
+        assert_eq!(store.counters(), units::UnitCounters::default());
+    }
+}
+
+#[test]
+fn frames_larger_than_a_page_are_kept_in_page_sized_objects() {
+    let input = unit_input(16);
+    let store = unit_store(16);
+    assert_eq!(
+        store.store(0, input.pages(0, 16)),
+        Ok(units::UnitKind::Frame)
+    );
+    let c = store.counters();
+    assert!(c.stored_bytes > PAGE_SIZE as u64, "{c:?}");
+    // A backing page for each whole page of the frame, and the tail's class's zspage (of up
+    // to 8 pages, most of it free for other tails).
+    let whole = (c.stored_bytes / PAGE_SIZE as u64) as usize;
+    assert!((whole + 1..=whole + 8).contains(&c.pool_pages), "{c:?}");
+    for k in [0, 7, 15] {
+        let mut page = Box::new([0; PAGE_SIZE]);
+        store.load_page(k, &mut page).unwrap();
+        assert_eq!(*page, *input.page(k));
+    }
+}
+
+#[test]
+fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
+    let input = unit_input(48);
+    let store = unit_store(16);
+    for u in 0..3 {
+        store.store(u, input.pages(u * 16, 16)).unwrap();
+    }
+    // Unit 0 is a frame: held, counted, until its last page goes.
+    let full = store.counters();
+    let frame_bytes = full.stored_bytes - 16 * PAGE_SIZE as u64;
+    for k in 0..15 {
+        assert!(store.invalidate(k));
+        let c = store.counters();
+        assert_eq!(c.held_pages, k as u64 + 1);
+        assert_eq!(c.held_frame_bytes, frame_bytes);
+        assert_eq!(c.pool_pages, full.pool_pages);
+        assert_eq!(c.stored_pages, 48 - k as u64 - 1);
+        let mut page = Box::new([0; PAGE_SIZE]);
+        assert_eq!(store.load_page(k, &mut page), Err(LoadError::NotFound));
+        store.load_page(15, &mut page).unwrap();
+        assert_eq!(*page, *input.page(15));
+    }
+    assert!(store.invalidate(15));
+    let c = store.counters();
+    assert_eq!((c.held_pages, c.held_frame_bytes, c.frame_units), (0, 0, 0));
+    // Unit 2 is random: page by page, each freed at once.
+    assert_eq!(c.raw_pages, 16);
+    let pages = c.pool_pages;
+    assert!(store.invalidate(32));
+    let c = store.counters();
+    assert_eq!(
+        (c.raw_pages, c.pool_pages, c.held_pages),
+        (15, pages - 1, 0)
+    );
+    // Unit 1 is zeros: no memory at all.
+    assert_eq!(c.same_filled_pages, 16);
+    for i in 16..48 {
+        store.invalidate(i);
+    }
+    assert_eq!(store.counters(), units::UnitCounters::default());
+}
+
+#[test]
+fn unit_runs_verify_every_page_and_leave_nothing() {
+    let input = unit_input(16 * 4 + 5);
+    let params = acomp::ZstdParams::default().block_size_max(4096);
+    let runs = units::run_all(&[16, 4], params, &input, 1).unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.unit_pages).collect::<Vec<_>>(),
+        [1, 4, 16]
+    );
+    for r in &runs {
+        assert_eq!(r.verified_pages, input.len(), "{}", r.label());
+        assert_eq!(r.pool_pages_at_end, 0);
+        assert_eq!(r.stored.stored_pages, input.len() as u64);
+        let row = r.row(3);
+        assert_eq!(row.verified_pages, row.pages);
+        assert_eq!(row.name, format!("acomp zstd level 3, {} units", r.label()));
+    }
+    assert!(units::run_all(&[], params, &input, 1).unwrap().is_empty());
+    assert_eq!(units::parse_unit("64K"), Ok(16));
+    assert_eq!(units::parse_unit("4k"), Ok(1));
+    for bad in ["0K", "12K", "512K", "64", "K", "64M"] {
+        assert!(units::parse_unit(bad).is_err(), "{bad}");
+    }
+    assert_eq!(units::parse_block("4K"), Ok(4096));
+    assert!(units::parse_block("256K").is_err());
 }

@@ -88,6 +88,15 @@ impl Input {
         self.data.is_empty()
     }
 
+    /// Pages `first..first + count`, contiguous.
+    ///
+    /// # Panics
+    ///
+    /// If they run past the last page.
+    pub fn pages(&self, first: usize, count: usize) -> &[u8] {
+        &self.data[first * PAGE_SIZE..(first + count) * PAGE_SIZE]
+    }
+
     /// Page `i`.
     ///
     /// # Panics

@@ -19,6 +19,7 @@ mod input;
 mod pool;
 mod report;
 mod snapshot;
+mod units;
 mod workload;
 mod zram;
 mod zswap;
@@ -69,6 +70,15 @@ struct Args {
     /// Seed of the load order and of the pages churned.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also store the pages in units of this many bytes of contiguous pages, each unit one
+    /// frame of page-sized blocks (a list: `4K,16K,64K`; 4K units are always measured
+    /// beside larger ones): rows in the side-by-side table, and a table of units.
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = units::parse_unit)]
+    unit: Vec<usize>,
+    /// The largest zstd block in a unit's frame (`ZstdParams::block_size_max`): a single
+    /// page's load decodes the unit's blocks up to the page's end.
+    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = units::parse_block)]
+    unit_block: u32,
 }
 
 fn main() -> ExitCode {
@@ -182,6 +192,9 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.len()
         );
     }
+    let unit_params = params.block_size_max(args.unit_block);
+    let unit_runs = units::run_all(&args.unit, unit_params, &input, args.seed)?;
+    rows.extend(unit_runs.iter().map(|r| r.row(args.level)));
     let mut zram_unavailable = None;
     if args.vs_zram {
         // SAFETY: geteuid has no preconditions and cannot fail.
@@ -204,6 +217,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
+    units::print(&unit_runs);
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),

@@ -468,6 +468,50 @@ impl Pool {
         }
     }
 
+    /// Hands `f` the first `len` bytes of a chain of objects, all full but the last, as one
+    /// scatter-gather list: an object larger than a page (a unit's frame, `units.rs`) kept
+    /// in page-sized pieces, as zram's multi-page compression keeps its large objects. Each
+    /// piece gives one fragment, or two where it straddles a boundary.
+    ///
+    /// # Panics
+    ///
+    /// If the objects hold fewer than `len` bytes.
+    pub fn read_chain_sg<R>(
+        &self,
+        handles: &[Handle],
+        len: usize,
+        f: impl FnOnce(&[IoSlice<'_>]) -> R,
+    ) -> R {
+        // Several pages are read-locked at once: `read_recursive`, so that a writer waiting
+        // on one of them cannot make two such readers wait on each other.
+        let mut guards = Vec::with_capacity(2 * handles.len());
+        let mut spans = Vec::with_capacity(2 * handles.len());
+        let mut left = len;
+        for h in handles {
+            let (off, size) = self.place(h);
+            let take = left.min(size);
+            let first = take.min(PAGE_SIZE - off);
+            guards.push(h.first.read_recursive());
+            spans.push((guards.len() - 1, off..off + first));
+            if first < take {
+                self.straddled_reads.fetch_add(1, Relaxed);
+                let next = h
+                    .second
+                    .as_ref()
+                    .expect("a straddling object has two pages");
+                guards.push(next.read_recursive());
+                spans.push((guards.len() - 1, 0..take - first));
+            }
+            left -= take;
+        }
+        assert_eq!(left, 0, "{len} bytes out of a shorter chain");
+        let frags: Vec<IoSlice<'_>> = spans
+            .into_iter()
+            .map(|(g, r)| IoSlice::new(&guards[g][r]))
+            .collect();
+        f(&frags)
+    }
+
     /// Whether the first `len` bytes of the object straddle two backing pages.
     #[cfg(test)]
     pub fn straddles(&self, handle: &Handle, len: usize) -> bool {

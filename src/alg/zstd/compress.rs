@@ -8,10 +8,16 @@ use super::frame::BLOCK_SIZE_MAX;
 use super::{ZstdParams, zstd_error};
 use crate::{Error, Walk, sys};
 
-/// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`). Up to
-/// here `ZSTD_compress2` writes the same frame as the stream path; beyond, its one-pass
-/// block splitting gives other bytes, and the frame must not depend on the cut.
-pub(super) const ONE_SHOT_COMPRESS_MAX: usize = BLOCK_SIZE_MAX as usize;
+/// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`, or the
+/// transform's [`ZstdParams::block_size_max`]). Up to here `ZSTD_compress2` writes the same
+/// frame as the stream path; beyond, its one-pass block splitting gives other bytes, and the
+/// frame must not depend on the cut.
+pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
+    params
+        .block_size_max
+        .map_or(BLOCK_SIZE_MAX, u64::from)
+        .min(BLOCK_SIZE_MAX) as usize
+}
 
 /// The workspace's CCtx, created on first use with the transform's parameters set once.
 pub(super) fn cctx<'w>(
@@ -26,6 +32,10 @@ pub(super) fn cctx<'w>(
             CParameter::ContentSizeFlag(params.content_size),
         ] {
             cctx.set_parameter(param).map_err(|c| zstd_error(c, 0))?;
+        }
+        if let Some(bytes) = params.block_size_max {
+            cctx.set_parameter(CParameter::MaxBlockSize(bytes))
+                .map_err(|c| zstd_error(c, 0))?;
         }
         // Never write a frame this transform would refuse to read back: levels from 20 on
         // ask for windows of up to 2^27 bytes on large sources.

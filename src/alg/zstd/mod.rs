@@ -12,7 +12,7 @@
 //!
 //! | libzstd behaviour | what acomp does | where |
 //! | --- | --- | --- |
-//! | `ZSTD_compress2` on more than one block (128 KiB) writes other bytes than streaming does | one-shot compression up to 128 KiB; beyond, the stream path, fed with `ZSTD_e_continue` and ended with an empty `ZSTD_e_end` so that no call compresses in one pass | `compress::compress_stream` |
+//! | `ZSTD_compress2` on more than one block (128 KiB, or `ZstdParams::block_size_max`) writes other bytes than streaming does | one-shot compression up to one block; beyond, the stream path, fed with `ZSTD_e_continue` and ended with an empty `ZSTD_e_end` so that no call compresses in one pass | `compress::compress_stream` |
 //! | `ZSTD_compress2` into less than `ZSTD_compressBound` refuses some frames that would fit, while streaming writes them | the one-shot compression always has the bound's room: the destination where it is that large, else a workspace buffer and a copy | `compress::compress_one_shot` |
 //! | `ZSTD_decompressDCtx` uses the whole destination as scratch (literals parked past the block, 32-byte wild copies) | one-shot decompression only for a frame with its content size in the header, into a destination cut to exactly that size; other frames stream | `Zstd::decompress_one_shot` |
 //! | the streaming decoder's single-pass shortcut skips the window check (`ZSTD_d_windowLogMax`) and writes like the one-shot decoder | acomp reads each frame header itself (across fragments), checks the window, and feeds zstd the header alone | `Zstd::open_frame` |
@@ -143,7 +143,7 @@ impl Algorithm for Zstd {
             });
         }
         let cctx = compress::cctx(&self.params, &mut ws.cctx)?;
-        if walk.slen() <= compress::ONE_SHOT_COMPRESS_MAX {
+        if walk.slen() <= compress::one_shot_compress_max(&self.params) {
             if let Some((src, dst)) = walk.one_shot() {
                 let n = compress::compress_one_shot(cctx, &mut ws.frame, src, dst)?;
                 walk.done_src(src.len());

@@ -1,6 +1,8 @@
 //! [`ZstdParams`]: the parameters of a zstd transform.
 
-use zstd_safe::zstd_sys::{ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN};
+use zstd_safe::zstd_sys::{
+    ZSTD_BLOCKSIZE_MAX, ZSTD_BLOCKSIZE_MAX_MIN, ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN,
+};
 
 use crate::Error;
 
@@ -15,6 +17,11 @@ pub const DEFAULT_WINDOW_LOG_MAX: u32 = 23;
 /// `ZSTD_WINDOWLOG_MAX_64`).
 pub(super) const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> =
     ZSTD_WINDOWLOG_MIN..=ZSTD_WINDOWLOG_MAX_64;
+
+/// Smallest and largest block limits `ZSTD_c_maxBlockSize` takes, in bytes
+/// (`ZSTD_BLOCKSIZE_MAX_MIN`, 1 KiB; `ZSTD_BLOCKSIZE_MAX`, 128 KiB).
+pub(super) const BLOCK_SIZE_MAX_RANGE: std::ops::RangeInclusive<u32> =
+    ZSTD_BLOCKSIZE_MAX_MIN..=ZSTD_BLOCKSIZE_MAX;
 
 /// zstd parameters of a transform (the kernel's `zstd_parameters`, plus the window limit of
 /// `ZSTD_d_windowLogMax`). Build with [`Default`] and the setters.
@@ -31,11 +38,12 @@ pub struct ZstdParams {
     pub(super) content_size: bool,
     pub(super) window_log_max: u32,
     pub(super) early_rejection: bool,
+    pub(super) block_size_max: Option<u32>,
 }
 
 impl Default for ZstdParams {
     /// Level 3, no checksum, content size in the header, window log limit 23, no early
-    /// rejection.
+    /// rejection, zstd's own block limit (128 KiB).
     fn default() -> Self {
         ZstdParams {
             level: DEFAULT_LEVEL,
@@ -43,6 +51,7 @@ impl Default for ZstdParams {
             content_size: true,
             window_log_max: DEFAULT_WINDOW_LOG_MAX,
             early_rejection: false,
+            block_size_max: None,
         }
     }
 }
@@ -94,12 +103,28 @@ impl ZstdParams {
     /// zswap and zram learn the same by compressing the whole page). The answer depends on
     /// the source bytes only, never on the cut; a destination of
     /// [`compress_bound`](crate::Acomp::compress_bound) bytes is never refused. It costs
-    /// about 1,300 instructions on data that compresses, and can refuse a page that would
+    /// about 1,000 instructions on data that compresses, and can refuse a page that would
     /// have fit: counted in [`Stats::rejected`](crate::Stats::rejected). The README's
     /// "Early rejection" gives both, measured.
     #[must_use]
     pub fn early_rejection(mut self, on: bool) -> Self {
         self.early_rejection = on;
+        self
+    }
+
+    /// The largest block compression may write, in bytes of content (`ZSTD_c_maxBlockSize`,
+    /// libzstd's experimental API): 1024 (`ZSTD_BLOCKSIZE_MAX_MIN`) to 131072
+    /// (`ZSTD_BLOCKSIZE_MAX`); unset, the default, zstd's 128 KiB. With 4096, a
+    /// 64 KiB unit of pages becomes a frame of page-sized blocks, and
+    /// [`Acomp::decompress_range`](crate::Acomp::decompress_range) of its page `k` decodes
+    /// blocks `0..=k` and stops, instead of one 64 KiB block. The frames are standard: any
+    /// zstd decoder reads them. Smaller blocks cost some ratio (each block has its own
+    /// entropy tables). A source of more than one such block is compressed on the stream
+    /// path, even from one fragment: `ZSTD_compress2` would write other bytes than
+    /// streaming does, and the frame must not depend on the cut.
+    #[must_use]
+    pub fn block_size_max(mut self, bytes: u32) -> Self {
+        self.block_size_max = Some(bytes);
         self
     }
 
@@ -123,6 +148,15 @@ impl ZstdParams {
                     self.window_log_max
                 ),
             });
+        }
+        if let Some(bytes) = self.block_size_max {
+            if !BLOCK_SIZE_MAX_RANGE.contains(&bytes) {
+                return Err(Error::InvalidParameter {
+                    reason: format!(
+                        "zstd block size limit {bytes} outside {BLOCK_SIZE_MAX_RANGE:?}"
+                    ),
+                });
+            }
         }
         Ok(())
     }
