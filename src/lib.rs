@@ -8,6 +8,7 @@
 //! | kernel | acomp |
 //! | --- | --- |
 //! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
+//! | `crypto_alloc_acomp("lz4", 0, 0)`, raw LZ4 blocks (zram, zswap) | [`Acomp::new("lz4")`](Acomp::new), [`Acomp::with_lz4`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
 //! | `struct acomp_walk` | [`Walk`] |
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
@@ -57,6 +58,7 @@ mod sys;
 mod walk;
 
 pub use crate::acomp::{Acomp, Stats};
+pub use crate::alg::lz4::Lz4Params;
 pub use crate::alg::zstd::ZstdParams;
 pub use crate::alg::{Algorithm, Path};
 pub use crate::error::Error;
