@@ -99,6 +99,42 @@ impl std::fmt::Debug for Lz4Workspace {
     }
 }
 
+/// acomp's LZ4 block decoder called directly, without a transform (no workspace, no lock,
+/// no request limit, one slice each side): decodes the raw block `src` into the front of
+/// `dst` and returns the bytes written, with the same checks and errors as an lz4
+/// [`Acomp`](crate::Acomp) and nothing written past the output.
+///
+/// ```
+/// // 5 literals "abcde", then a 9-byte match at offset 5, then 5 literals "vwxyz".
+/// let block = [0x55, b'a', b'b', b'c', b'd', b'e', 5, 0, 0x50, b'v', b'w', b'x', b'y', b'z'];
+/// let mut out = [0u8; 32];
+/// let n = acomp::alg::lz4::decompress_block(&block, &mut out)?;
+/// assert_eq!(&out[..n], b"abcdeabcdeabcdvwxyz");
+/// # Ok::<(), acomp::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::NoSpace`] with the exact size needed where the block is valid but `dst` too
+/// small; [`Error::Corrupt`] where the block breaks the format (at every size of `dst`);
+/// [`Error::EmptySource`] for an empty `src`.
+pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+    if src.is_empty() {
+        return Err(Error::EmptySource);
+    }
+    match block::decode(src, dst) {
+        Ok(n) => Ok(n),
+        Err(block::Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
+        Err(block::Stop::Full) => Err(match block::measure(src) {
+            Ok(n) => Error::NoSpace {
+                needed: Some(n),
+                capacity: dst.len(),
+            },
+            Err(detail) => Error::Corrupt { detail },
+        }),
+    }
+}
+
 /// Compile-time proof that the lz4 types can be shared across threads.
 fn _assert_send_sync() {
     fn assert<T: Send + Sync>() {}
