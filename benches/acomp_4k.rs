@@ -334,6 +334,7 @@ struct Variants {
     lz4_floor: lz4::Lz4Floor,
     liblz4: lz4::LibLz4,
     lz4_flex: lz4::Lz4Flex,
+    scan_liblz4: lz4::ScanLibLz4,
 }
 
 impl Variants {
@@ -350,6 +351,7 @@ impl Variants {
             lz4_floor: lz4::Lz4Floor::new(),
             liblz4: lz4::LibLz4,
             lz4_flex: lz4::Lz4Flex::new(),
+            scan_liblz4: lz4::ScanLibLz4,
         }
     }
 
@@ -370,6 +372,7 @@ impl Variants {
         f.visit(&mut self.lz4_floor);
         f.visit(&mut self.liblz4);
         f.visit(&mut self.lz4_flex);
+        f.visit(&mut self.scan_liblz4);
     }
 
     /// The variants of `op`'s group.
@@ -528,6 +531,9 @@ impl Visit for Lz4Check<'_> {
                     "{} wrote another block of {kind}",
                     V::NAME
                 );
+            }
+            if std::env::var_os("ACOMP_LZ4_SIZES").is_some() {
+                eprintln!("lz4 block size: {} {kind} {n}", V::NAME);
             }
             let mut back = vec![0; PAGE];
             let n = acomp::alg::lz4::decompress_block(written, &mut back).unwrap();
@@ -858,6 +864,7 @@ fn print_lz4_tables(medians: &Medians, inputs: &Inputs, source: &str) {
         (lz4::Lz4OneShot::NAME, lz4::Lz4Flex::NAME),
         (lz4::Lz4Floor::NAME, lz4::LibLz4::NAME),
         (lz4::Lz4Floor::NAME, lz4::Lz4Flex::NAME),
+        (lz4::ScanLibLz4::NAME, lz4::LibLz4::NAME),
         (lz4::Lz4TwoFragments::NAME, lz4::Lz4OneShot::NAME),
     ];
     for op in Op::LZ4 {

@@ -26,12 +26,13 @@ use super::Variant;
 pub const DST: usize = lz4_flex::block::get_maximum_output_size(4096);
 
 /// The variants, in the order of the tables.
-pub const VARIANTS: [&str; 5] = [
+pub const VARIANTS: [&str; 6] = [
     Lz4OneShot::NAME,
     Lz4TwoFragments::NAME,
     Lz4Floor::NAME,
     LibLz4::NAME,
     Lz4Flex::NAME,
+    ScanLibLz4::NAME,
 ];
 
 unsafe extern "C" {
@@ -163,6 +164,26 @@ impl Variant for LibLz4 {
         };
         assert!(n >= 0, "LZ4_decompress_safe");
         n as usize
+    }
+}
+
+/// The other way to hold the contract on liblz4: acomp's scan of the block's sequence
+/// headers first (`block_content_size`: every rule checked, the exact size), then
+/// `LZ4_decompress_safe` into a destination cut to exactly that size (so that its own
+/// end-of-block checks are exact and nothing past the output is written). Compression as
+/// `liblz4`.
+pub struct ScanLibLz4;
+
+impl Variant for ScanLibLz4 {
+    const NAME: &'static str = "scan+liblz4";
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        LibLz4.compress(page, dst)
+    }
+
+    fn decompress(&mut self, block: &[u8], dst: &mut [u8]) -> usize {
+        let n = acomp::alg::lz4::block_content_size(block).expect("a valid block") as usize;
+        LibLz4.decompress(block, &mut dst[..n])
     }
 }
 

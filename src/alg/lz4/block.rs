@@ -76,6 +76,43 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
     // Where the last match started and ended in the output (`last_end` 0: no match yet).
     let (mut last_start, mut last_end) = (0, 0);
     loop {
+        // The fast path, for a sequence with short lengths (both nibbles under 15) and room on
+        // both sides: 32 bytes of input hold its token, literals and offset, and 32 bytes of
+        // destination its output, so one check of each covers every copy.
+        if let (Some(inp), Some(room)) = (input.first_chunk::<32>(), dst.len().checked_sub(op)) {
+            let token = inp[0];
+            let lit = usize::from(token >> 4);
+            let ml = usize::from(token & 15) + MIN_MATCH;
+            if room >= 32 && lit < RUN_MASK && ml < RUN_MASK + MIN_MATCH {
+                let out = dst[op..].first_chunk_mut::<16>().expect("room checked");
+                if lit >= 4 {
+                    out.copy_from_slice(&inp[1..17]);
+                } else {
+                    out[..8].copy_from_slice(&inp[1..9]);
+                }
+                let offset = usize::from(u16::from_le_bytes([inp[1 + lit], inp[2 + lit]]));
+                let mop = op + lit;
+                if offset.wrapping_sub(1) >= mop {
+                    return Err(Stop::Corrupt(bad_offset(offset)));
+                }
+                let at = mop - offset;
+                if ml <= 8 && offset >= 8 {
+                    let m: [u8; 8] = *dst[at..].first_chunk().expect("offset >= 8");
+                    dst[mop..mop + 8].copy_from_slice(&m);
+                } else if ml <= 16 && offset >= 16 {
+                    let m: [u8; 16] = *dst[at..].first_chunk().expect("offset >= 16");
+                    dst[mop..mop + 8].copy_from_slice(&m[..8]);
+                    dst[mop + ml - 8..mop + ml].copy_from_slice(&m[ml - 8..ml]);
+                } else {
+                    copy_match(dst, mop, offset, ml);
+                }
+                input = &input[3 + lit..];
+                last_start = mop;
+                op = mop + ml;
+                last_end = op;
+                continue;
+            }
+        }
         let Some((&token, rest)) = input.split_first() else {
             return Err(Stop::Corrupt(ENDS_WITH_MATCH));
         };
@@ -268,7 +305,7 @@ fn copy_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
     if offset >= ml {
         let (head, tail) = dst.split_at_mut(op);
         copy_exact(&mut tail[..ml], &head[from..from + ml]);
-    } else if offset >= 8 {
+    } else if offset >= 8 && ml <= 64 {
         // 8 bytes at a time: each reads only bytes already written.
         let mut done = 0;
         while done + 8 <= ml {
@@ -284,7 +321,7 @@ fn copy_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
     } else if offset == 1 {
         let b = dst[from];
         dst[op..op + ml].fill(b);
-    } else if ml <= 32 {
+    } else if ml <= 32 && offset < 8 {
         for i in op..op + ml {
             dst[i] = dst[i - offset];
         }

@@ -135,6 +135,19 @@ pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
     }
 }
 
+/// The exact size the raw block `src` decodes to, in bytes, found by a scan of its sequence
+/// headers that checks every rule [`decompress_block`] checks and writes nothing.
+///
+/// # Errors
+///
+/// [`Error::Corrupt`] where the block breaks the format; [`Error::EmptySource`].
+pub fn block_content_size(src: &[u8]) -> Result<u64, Error> {
+    if src.is_empty() {
+        return Err(Error::EmptySource);
+    }
+    block::measure(src).map_err(|detail| Error::Corrupt { detail })
+}
+
 /// Compile-time proof that the lz4 types can be shared across threads.
 fn _assert_send_sync() {
     fn assert<T: Send + Sync>() {}
