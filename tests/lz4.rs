@@ -290,3 +290,16 @@ fn range_reads_are_einval() {
         .unwrap_err();
     assert_eq!(e.errno(), libc::EINVAL);
 }
+
+/// A destination of `compress_bound` bytes always takes the block (an incompressible page:
+/// 4114 bytes of 4096).
+#[test]
+fn compress_bound_always_fits() {
+    let alg = acomp::alg::lz4::Lz4::new(Lz4Params::default()).unwrap();
+    assert_eq!(alg.compress_bound(4096), 4096 + 4096 / 255 + 16);
+    let tfm = Acomp::new("lz4").unwrap();
+    for data in [random_bytes(4096, 9), random_bytes(1, 9), Vec::new()] {
+        let cap = alg.compress_bound(data.len());
+        compress(&tfm, &data, Cut::One, cap, Cut::Every(5)).unwrap();
+    }
+}

@@ -77,6 +77,13 @@ impl Lz4 {
     pub fn params(&self) -> &Lz4Params {
         &self.params
     }
+
+    /// The largest block compressing `slen` bytes can give, in bytes (`LZ4_compressBound`):
+    /// a destination this large never fails with `ENOSPC`. `usize::MAX` for a source over
+    /// liblz4's `LZ4_MAX_INPUT_SIZE` (such a request is over the request limit: `EINVAL`).
+    pub fn compress_bound(&self, slen: usize) -> usize {
+        sys::lz4_compress_bound(slen).unwrap_or(usize::MAX)
+    }
 }
 
 /// An lz4 workspace: liblz4's compression state (16 KiB, on first compression) and the two
