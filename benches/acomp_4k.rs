@@ -14,6 +14,9 @@
 //!     --toggle-collect='*callgrind_loop*' target/release/deps/acomp_4k-<hash>
 //! ```
 //!
+//! The lz4 groups (`lz4-compress`, `lz4-decompress`, variants in `lz4/mod.rs`) run the
+//! same way: `cargo bench --bench acomp_4k -- lz4`, `ACOMP_CALLGRIND=lz4-decompress/lz4-one-shot/text`.
+//!
 //! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
 //! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
 //! collects, divided by N, are the instructions per request.
@@ -32,6 +35,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use zstd_safe::zstd_sys;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
+mod lz4;
 mod pages;
 
 use pages::PAGE;
@@ -450,7 +454,7 @@ trait Visit {
     fn visit<V: Variant>(&mut self, v: &mut V);
 }
 
-/// All variants, the two acomp ones on one shared transform.
+/// All variants, the two acomp ones on one shared transform (one for zstd, one for lz4).
 struct Variants {
     one_shot: AcompOneShot,
     batch: AcompBatch,
@@ -461,10 +465,16 @@ struct Variants {
     bulk: ZstdBulk,
     tls: ZstdThreadLocal,
     old: OldPattern,
+    lz4_one_shot: lz4::Lz4OneShot,
+    lz4_two_frag: lz4::Lz4TwoFragments,
+    lz4_floor: lz4::Lz4Floor,
+    liblz4: lz4::LibLz4,
+    lz4_flex: lz4::Lz4Flex,
+    scan_liblz4: lz4::ScanLibLz4,
 }
 
 impl Variants {
-    fn new(tfm: &Arc<Acomp>) -> Self {
+    fn new(tfm: &Arc<Acomp>, lz4_tfm: &Arc<Acomp>) -> Self {
         Variants {
             one_shot: AcompOneShot(tfm.clone()),
             batch: AcompBatch {
@@ -478,9 +488,16 @@ impl Variants {
             bulk: ZstdBulk { last: Vec::new() },
             tls: ZstdThreadLocal,
             old: OldPattern::new(),
+            lz4_one_shot: lz4::Lz4OneShot(lz4_tfm.clone()),
+            lz4_two_frag: lz4::Lz4TwoFragments(lz4_tfm.clone()),
+            lz4_floor: lz4::Lz4Floor::new(),
+            liblz4: lz4::LibLz4,
+            lz4_flex: lz4::Lz4Flex::new(),
+            scan_liblz4: lz4::ScanLibLz4,
         }
     }
 
+    /// The zstd variants.
     fn each(&mut self, f: &mut impl Visit) {
         f.visit(&mut self.one_shot);
         f.visit(&mut self.batch);
@@ -492,6 +509,25 @@ impl Variants {
         f.visit(&mut self.tls);
         f.visit(&mut self.old);
     }
+
+    /// The lz4 variants.
+    fn each_lz4(&mut self, f: &mut impl Visit) {
+        f.visit(&mut self.lz4_one_shot);
+        f.visit(&mut self.lz4_two_frag);
+        f.visit(&mut self.lz4_floor);
+        f.visit(&mut self.liblz4);
+        f.visit(&mut self.lz4_flex);
+        f.visit(&mut self.scan_liblz4);
+    }
+
+    /// The variants of `op`'s group.
+    fn each_of(&mut self, op: Op, f: &mut impl Visit) {
+        if op.is_lz4() {
+            self.each_lz4(f);
+        } else {
+            self.each(f);
+        }
+    }
 }
 
 /// The two operations, the names of the groups.
@@ -499,24 +535,33 @@ impl Variants {
 enum Op {
     Compress,
     Decompress,
+    Lz4Compress,
+    Lz4Decompress,
 }
 
 impl Op {
     const ALL: [Op; 2] = [Op::Compress, Op::Decompress];
+    const LZ4: [Op; 2] = [Op::Lz4Compress, Op::Lz4Decompress];
 
     fn name(self) -> &'static str {
         match self {
             Op::Compress => "compress",
             Op::Decompress => "decompress",
+            Op::Lz4Compress => "lz4-compress",
+            Op::Lz4Decompress => "lz4-decompress",
         }
+    }
+
+    fn is_lz4(self) -> bool {
+        matches!(self, Op::Lz4Compress | Op::Lz4Decompress)
     }
 
     /// One request of `v`: the page to compress, or the frame to decompress.
     #[inline(always)]
     fn run<V: Variant>(self, v: &mut V, input: &[u8], dst: &mut [u8]) -> usize {
         match self {
-            Op::Compress => v.compress(input, dst),
-            Op::Decompress => v.decompress(input, dst),
+            Op::Compress | Op::Lz4Compress => v.compress(input, dst),
+            Op::Decompress | Op::Lz4Decompress => v.decompress(input, dst),
         }
     }
 }
@@ -525,7 +570,8 @@ impl Op {
 fn dst_for(op: Op) -> Vec<u8> {
     match op {
         Op::Compress => vec![0; zstd_safe::compress_bound(PAGE)],
-        Op::Decompress => vec![0; PAGE],
+        Op::Lz4Compress => vec![0; lz4::DST],
+        Op::Decompress | Op::Lz4Decompress => vec![0; PAGE],
     }
 }
 
@@ -535,10 +581,12 @@ struct Inputs {
     kinds: Vec<&'static str>,
     pages: Vec<Vec<u8>>,
     frames: Vec<Vec<u8>>,
+    /// acomp's lz4 blocks of the pages.
+    blocks: Vec<Vec<u8>>,
 }
 
 impl Inputs {
-    fn new(tfm: &Arc<Acomp>) -> Self {
+    fn new(tfm: &Arc<Acomp>, lz4_tfm: &Arc<Acomp>) -> Self {
         let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages().into_iter().unzip();
         let mut acomp = AcompOneShot(tfm.clone());
         let frames = pages
@@ -550,17 +598,29 @@ impl Inputs {
                 frame
             })
             .collect();
+        let mut acomp = lz4::Lz4OneShot(lz4_tfm.clone());
+        let blocks = pages
+            .iter()
+            .map(|page| {
+                let mut block = dst_for(Op::Lz4Compress);
+                let n = acomp.compress(page, &mut block);
+                block.truncate(n);
+                block
+            })
+            .collect();
         Inputs {
             kinds,
             pages,
             frames,
+            blocks,
         }
     }
 
     fn of(&self, op: Op) -> impl Iterator<Item = (&'static str, &[u8])> {
         let inputs = match op {
-            Op::Compress => &self.pages,
+            Op::Compress | Op::Lz4Compress => &self.pages,
             Op::Decompress => &self.frames,
+            Op::Lz4Decompress => &self.blocks,
         };
         self.kinds
             .iter()
@@ -605,6 +665,41 @@ impl Visit for Check<'_> {
     }
 }
 
+/// Checks that every lz4 variant decodes acomp's block of every page to the page, and that
+/// every block a variant writes decodes to the page: byte for byte acomp's block for those
+/// on liblz4 (the same code, acceleration 1), another parse for lz4_flex.
+struct Lz4Check<'i>(&'i Inputs);
+
+impl Visit for Lz4Check<'_> {
+    fn visit<V: Variant>(&mut self, v: &mut V) {
+        for ((kind, page), block) in self.0.of(Op::Lz4Compress).zip(&self.0.blocks) {
+            let mut out = dst_for(Op::Lz4Compress);
+            let n = v.compress(page, &mut out);
+            let written = &v.output(&out)[..n];
+            if V::NAME != lz4::Lz4Flex::NAME {
+                assert!(
+                    written == block,
+                    "{} wrote another block of {kind}",
+                    V::NAME
+                );
+            }
+            if std::env::var_os("ACOMP_LZ4_SIZES").is_some() {
+                eprintln!("lz4 block size: {} {kind} {n}", V::NAME);
+            }
+            let mut back = vec![0; PAGE];
+            let n = acomp::alg::lz4::decompress_block(written, &mut back).unwrap();
+            assert!(n == PAGE && back == page, "{}'s block of {kind}", V::NAME);
+            let mut back = vec![0; PAGE];
+            let n = v.decompress(block, &mut back);
+            assert!(
+                n == PAGE && back == page,
+                "{} decoded {kind} wrong",
+                V::NAME
+            );
+        }
+    }
+}
+
 /// Registers one criterion benchmark per variant for one page kind.
 struct CriterionBench<'g, 'c> {
     group: &'g mut BenchmarkGroup<'c, WallTime>,
@@ -630,27 +725,28 @@ type Medians = HashMap<(Op, &'static str, &'static str), f64>;
 fn criterion_main(variants: &mut Variants, inputs: &Inputs) {
     let started = SystemTime::now();
     let mut c = Criterion::default().configure_from_args();
-    for op in Op::ALL {
+    for op in Op::ALL.into_iter().chain(Op::LZ4) {
         let mut group = c.benchmark_group(op.name());
         group.throughput(Throughput::Bytes(PAGE as u64));
         // Kind by kind, so that the variants of one row run close together in time.
         for (kind, input) in inputs.of(op) {
-            variants.each(&mut CriterionBench {
-                group: &mut group,
+            variants.each_of(
                 op,
-                kind,
-                input,
-            });
+                &mut CriterionBench {
+                    group: &mut group,
+                    op,
+                    kind,
+                    input,
+                },
+            );
         }
         group.finish();
     }
     c.final_summary();
     if std::env::args().any(|a| a == "--bench") {
-        print_tables(
-            &criterion_medians(inputs, started),
-            inputs,
-            "criterion medians",
-        );
+        let medians = criterion_medians(inputs, started);
+        print_tables(&medians, inputs, "criterion medians");
+        print_lz4_tables(&medians, inputs, "criterion medians");
     }
 }
 
@@ -663,9 +759,14 @@ fn criterion_medians(inputs: &Inputs, since: SystemTime) -> Medians {
         })
         .unwrap_or_else(|| PathBuf::from("target/criterion"));
     let mut medians = Medians::new();
-    for op in Op::ALL {
+    for op in Op::ALL.into_iter().chain(Op::LZ4) {
+        let variants: &[&'static str] = if op.is_lz4() {
+            &lz4::VARIANTS
+        } else {
+            &VARIANTS
+        };
         for &kind in &inputs.kinds {
-            for variant in VARIANTS {
+            for &variant in variants {
                 let path = home
                     .join(op.name())
                     .join(variant)
@@ -725,26 +826,33 @@ fn interleaved_main(variants: &mut Variants, inputs: &Inputs) {
     let rounds: usize = env_or("ACOMP_ROUNDS", 51);
     let budget = Duration::from_millis(env_or("ACOMP_BATCH_MS", 4));
     let mut samples = HashMap::new();
-    for op in Op::ALL {
+    for op in Op::ALL.into_iter().chain(Op::LZ4) {
         for (kind, input) in inputs.of(op) {
             let input: &'static [u8] = input.to_vec().leak();
             // Size the batch on the floor, so that one takes about `budget`.
-            let mut floor = Floor::new();
             let mut dst = dst_for(op);
             let start = Instant::now();
             let mut n = 0u32;
+            let (mut floor, mut lz4_floor) = (Floor::new(), lz4::Lz4Floor::new());
             while start.elapsed() < budget {
-                black_box(op.run(&mut floor, input, &mut dst));
+                if op.is_lz4() {
+                    black_box(op.run(&mut lz4_floor, input, &mut dst));
+                } else {
+                    black_box(op.run(&mut floor, input, &mut dst));
+                }
                 n += 1;
             }
             for _ in 0..rounds {
-                variants.each(&mut Interleaved {
+                variants.each_of(
                     op,
-                    kind,
-                    input,
-                    batch: n.max(1),
-                    samples: &mut samples,
-                });
+                    &mut Interleaved {
+                        op,
+                        kind,
+                        input,
+                        batch: n.max(1),
+                        samples: &mut samples,
+                    },
+                );
             }
         }
     }
@@ -755,11 +863,9 @@ fn interleaved_main(variants: &mut Variants, inputs: &Inputs) {
             (key, ns[ns.len() / 2])
         })
         .collect();
-    print_tables(
-        &medians,
-        inputs,
-        &format!("interleaved, median of {rounds} rounds"),
-    );
+    let source = format!("interleaved, median of {rounds} rounds");
+    print_tables(&medians, inputs, &source);
+    print_lz4_tables(&medians, inputs, &source);
 }
 
 /// Runs `n` requests; callgrind collects inside this function only (`--toggle-collect`).
@@ -801,6 +907,7 @@ fn callgrind_main(variants: &mut Variants, inputs: &Inputs, spec: &str) {
     };
     let op = *Op::ALL
         .iter()
+        .chain(&Op::LZ4)
         .find(|o| o.name() == op)
         .unwrap_or_else(|| panic!("no operation {op}"));
     let (_, input) = inputs
@@ -814,8 +921,12 @@ fn callgrind_main(variants: &mut Variants, inputs: &Inputs, spec: &str) {
         n: env_or("ACOMP_CALLGRIND_N", 10_000),
         found: false,
     };
-    variants.each(&mut run);
-    assert!(run.found, "no variant {variant}: {VARIANTS:?}");
+    variants.each_of(op, &mut run);
+    assert!(
+        run.found,
+        "no variant {variant}: {VARIANTS:?}, {:?}",
+        lz4::VARIANTS
+    );
     println!("{spec}: {} requests in callgrind_loop", run.n);
 }
 
@@ -838,6 +949,13 @@ fn print_tables(medians: &Medians, inputs: &Inputs, source: &str) {
         _ => "-".to_owned(),
     };
     for op in Op::ALL {
+        if !inputs
+            .kinds
+            .iter()
+            .any(|&k| get(op, AcompOneShot::NAME, k).is_some())
+        {
+            continue; // a filtered run, e.g. `-- lz4`
+        }
         println!("\n#### {}: ns per 4 KiB request ({source})\n", op.name());
         println!("| page | {} |", VARIANTS.join(" | "));
         println!("|---{}|", "|---:".repeat(VARIANTS.len()));
@@ -884,11 +1002,60 @@ fn print_tables(medians: &Medians, inputs: &Inputs, source: &str) {
     }
 }
 
+/// The lz4 groups' tables: medians, and acomp's time over its peers'.
+fn print_lz4_tables(medians: &Medians, inputs: &Inputs, source: &str) {
+    let get = |op, variant, kind| medians.get(&(op, variant, kind)).copied();
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.3}", a / b),
+        _ => "-".to_owned(),
+    };
+    let pairs = [
+        (lz4::Lz4OneShot::NAME, lz4::Lz4Floor::NAME),
+        (lz4::Lz4OneShot::NAME, lz4::LibLz4::NAME),
+        (lz4::Lz4OneShot::NAME, lz4::Lz4Flex::NAME),
+        (lz4::Lz4Floor::NAME, lz4::LibLz4::NAME),
+        (lz4::Lz4Floor::NAME, lz4::Lz4Flex::NAME),
+        (lz4::ScanLibLz4::NAME, lz4::LibLz4::NAME),
+        (lz4::Lz4TwoFragments::NAME, lz4::Lz4OneShot::NAME),
+    ];
+    for op in Op::LZ4 {
+        if !inputs
+            .kinds
+            .iter()
+            .any(|&k| get(op, lz4::Lz4OneShot::NAME, k).is_some())
+        {
+            continue;
+        }
+        println!("\n#### {}: ns per 4 KiB request ({source})\n", op.name());
+        println!("| page | {} |", lz4::VARIANTS.join(" | "));
+        println!("|---{}|", "|---:".repeat(lz4::VARIANTS.len()));
+        for &kind in &inputs.kinds {
+            let cells: Vec<String> = lz4::VARIANTS
+                .iter()
+                .map(|v| get(op, *v, kind).map_or("-".to_owned(), |ns| format!("{ns:.0}")))
+                .collect();
+            println!("| {kind} | {} |", cells.join(" | "));
+        }
+        let header: Vec<String> = pairs.iter().map(|(a, b)| format!("{a} / {b}")).collect();
+        println!("\n| page | {} |", header.join(" | "));
+        println!("|---{}|", "|---:".repeat(header.len()));
+        for &kind in &inputs.kinds {
+            let cells: Vec<String> = pairs
+                .iter()
+                .map(|(a, b)| ratio(get(op, a, kind), get(op, b, kind)))
+                .collect();
+            println!("| {kind} | {} |", cells.join(" | "));
+        }
+    }
+}
+
 fn main() {
     let tfm = Arc::new(Acomp::new("zstd").expect("acomp zstd transform"));
-    let inputs = Inputs::new(&tfm);
-    let mut variants = Variants::new(&tfm);
+    let lz4_tfm = Arc::new(Acomp::new("lz4").expect("acomp lz4 transform"));
+    let inputs = Inputs::new(&tfm, &lz4_tfm);
+    let mut variants = Variants::new(&tfm, &lz4_tfm);
     variants.each(&mut Check(&inputs));
+    variants.each_lz4(&mut Lz4Check(&inputs));
     if let Ok(spec) = std::env::var("ACOMP_CALLGRIND") {
         callgrind_main(&mut variants, &inputs, &spec);
     } else if std::env::var_os("ACOMP_INTERLEAVED").is_some() {

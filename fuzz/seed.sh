@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 data=../../shared/testdata
 [ -d "$data" ] || { echo "no $data: nothing to seed" >&2; exit 0; }
-for t in decompress round_trip range; do
+for t in decompress round_trip range lz4; do
     mkdir -p "corpus/$t"
     i=0
     find "$data" -type f ! -name '*.md' ! -name '*.tsv' | sort | while read -r f; do

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::alg::lz4::{Lz4, Lz4Params};
 use crate::alg::zstd::{Zstd, ZstdParams};
 use crate::alg::{Algorithm, Path};
 use crate::request::Request;
@@ -108,6 +109,7 @@ impl Acomp {
     /// Allocates a transform by algorithm name, as `crypto_alloc_acomp(name, 0, 0)` does:
     /// `"zstd"` is zstd with [`ZstdParams::default`] (level 3, the kernel's
     /// `ZSTD_DEF_LEVEL`).
+    /// `"lz4"` is lz4 with [`Lz4Params::default`] (raw blocks, acceleration 1).
     ///
     /// # Errors
     ///
@@ -116,6 +118,7 @@ impl Acomp {
     pub fn new(name: &str) -> Result<Acomp, Error> {
         match name {
             "zstd" => Acomp::with_zstd(ZstdParams::default()),
+            "lz4" => Acomp::with_lz4(Lz4Params::default()),
             _ => Err(Error::UnknownAlgorithm {
                 name: name.to_owned(),
             }),
@@ -130,6 +133,18 @@ impl Acomp {
     /// [`Error::NoMemory`].
     pub fn with_zstd(params: ZstdParams) -> Result<Acomp, Error> {
         Acomp::with_algorithm(Zstd::new(params)?)
+    }
+
+    /// An lz4 transform with these parameters: raw LZ4 blocks, as the kernel's
+    /// `crypto/lz4.c` writes them (`"lz4"` is [`Lz4Params::default`]: acceleration 1, the
+    /// kernel's `LZ4_compress_default`; requests of up to 128 KiB).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`EINVAL`) for an acceleration or request limit out of
+    /// range; [`Error::NoMemory`].
+    pub fn with_lz4(params: Lz4Params) -> Result<Acomp, Error> {
+        Acomp::with_algorithm(Lz4::new(params)?)
     }
 
     /// A transform over any [`Algorithm`].

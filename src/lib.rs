@@ -8,6 +8,7 @@
 //! | kernel | acomp |
 //! | --- | --- |
 //! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
+//! | `crypto_alloc_acomp("lz4", 0, 0)`, raw LZ4 blocks (zram, zswap) | [`Acomp::new("lz4")`](Acomp::new), [`Acomp::with_lz4`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
 //! | `struct acomp_walk` | [`alg::Walk`], for algorithm writers |
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
@@ -150,6 +151,7 @@ mod walk;
 pub use crate::acomp::Acomp;
 // A caller learns the path of a request from `Request::path`.
 pub use crate::alg::Path;
+pub use crate::alg::lz4::Lz4Params;
 pub use crate::alg::zstd::ZstdParams;
 pub use crate::error::{Error, ErrorKind};
 pub use crate::request::Request;

@@ -1,5 +1,6 @@
-//! Every `unsafe` call of the crate: the CPU number, the CPU count, and the libzstd calls
-//! that zstd-safe does not wrap. Each returns plain values; their meaning is read elsewhere.
+//! Every `unsafe` call of the crate: the CPU number, the CPU count, the libzstd calls that
+//! zstd-safe does not wrap, and liblz4's compression. Each returns plain values; their
+//! meaning is read elsewhere.
 
 use zstd_safe::zstd_sys;
 
@@ -50,4 +51,74 @@ pub(crate) fn level_window_log(level: i32) -> u32 {
 pub(crate) fn is_error(code: usize) -> bool {
     // SAFETY: `ZSTD_isError` only compares its argument with a constant.
     unsafe { zstd_sys::ZSTD_isError(code) != 0 }
+}
+
+// liblz4's extState functions, built and linked by lz4-sys, which does not declare them
+// (`lz4.h`, stable API since 1.7).
+unsafe extern "C" {
+    fn LZ4_sizeofState() -> libc::c_int;
+    fn LZ4_compress_fast_extState(
+        state: *mut libc::c_void,
+        src: *const libc::c_char,
+        dst: *mut libc::c_char,
+        src_size: libc::c_int,
+        dst_capacity: libc::c_int,
+        acceleration: libc::c_int,
+    ) -> libc::c_int;
+}
+
+/// Bytes of liblz4's compression state (`LZ4_sizeofState`, `sizeof(LZ4_stream_t)`: 16 KiB).
+pub(crate) fn lz4_state_bytes() -> usize {
+    // SAFETY: `LZ4_sizeofState` returns a constant and touches no memory.
+    let n = unsafe { LZ4_sizeofState() };
+    usize::try_from(n).expect("LZ4_sizeofState is positive")
+}
+
+/// The most bytes a block of `len` source bytes takes (`LZ4_compressBound`), or `None` over
+/// `LZ4_MAX_INPUT_SIZE`.
+pub(crate) fn lz4_compress_bound(len: usize) -> Option<usize> {
+    let len = libc::c_int::try_from(len).ok()?;
+    // SAFETY: `LZ4_compressBound` computes a value from its argument and touches no memory.
+    let n = unsafe { lz4_sys::LZ4_compressBound(len) };
+    usize::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// `LZ4_compress_fast_extState`: compresses `src` into a raw block in `dst` with `state` as
+/// the hash table, which it resets first (so the block depends on nothing before).
+/// Returns the block's size, or 0 where it does not fit `dst`.
+///
+/// # Panics
+///
+/// If `state` is smaller than [`lz4_state_bytes`] or a size does not fit a C `int` (the
+/// caller keeps sources within `LZ4_MAX_INPUT_SIZE`).
+pub(crate) fn lz4_compress(
+    state: &mut [u64],
+    src: &[u8],
+    dst: &mut [u8],
+    acceleration: i32,
+) -> usize {
+    assert!(
+        std::mem::size_of_val(state) >= lz4_state_bytes(),
+        "LZ4 state too small"
+    );
+    let src_size = libc::c_int::try_from(src.len()).expect("source within LZ4_MAX_INPUT_SIZE");
+    let dst_capacity = libc::c_int::try_from(dst.len()).unwrap_or(libc::c_int::MAX);
+    // SAFETY:
+    // - `state` is valid for writes of `LZ4_sizeofState()` bytes (asserted above) and 8-byte
+    //   aligned (`u64`), as `LZ4_stream_t` needs; liblz4 initialises it before use;
+    // - `src` is valid for reads of `src_size` bytes, and liblz4 reads no further;
+    // - `dst` is valid for writes of `dst_capacity` bytes (at most `dst.len()`), and liblz4
+    //   writes no further (it returns 0 rather than overflow);
+    // - liblz4 keeps no pointer to any of them after it returns.
+    let n = unsafe {
+        LZ4_compress_fast_extState(
+            state.as_mut_ptr().cast(),
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src_size,
+            dst_capacity,
+            acceleration,
+        )
+    };
+    usize::try_from(n).unwrap_or(0)
 }

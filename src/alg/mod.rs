@@ -2,6 +2,7 @@
 //! the [`Walk`] over a request's fragments it is given, and the [`Path`] it reports. One
 //! folder per algorithm.
 
+pub mod lz4;
 pub mod zstd;
 
 pub use crate::walk::Walk;
@@ -15,8 +16,10 @@ pub enum Path {
     /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /
     /// `zstd_decompress_one`).
     OneShot,
-    /// Fragment by fragment through a stream started on first use (the kernel's
-    /// `zstd_init_cstream` / `zstd_init_dstream`, deferred).
+    /// Every other request: fragment by fragment through a stream started on first use
+    /// (zstd: the kernel's `zstd_init_cstream` / `zstd_init_dstream`, deferred), or, where
+    /// the format cannot stream, linearised through buffers of the workspace (lz4: the
+    /// kernel's scomp scratch buffers).
     Stream,
 }
 

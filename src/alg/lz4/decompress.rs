@@ -1,0 +1,124 @@
+//! lz4 decompression: the one-shot path straight into the destination, and the linearised
+//! path for requests of several fragments, through buffers of the workspace.
+
+use super::block::{self, Stop};
+use super::{Lz4, Lz4Workspace, grow};
+use crate::{Error, Walk};
+
+impl Lz4 {
+    /// Decompresses the block `src` straight into `dst`: the one-shot path, and the
+    /// linearised path's where the destination is one fragment.
+    pub(super) fn decode_into(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        self.check_source(src.len())?;
+        let cap = dst.len().min(self.params.request_max);
+        match block::decode(src, &mut dst[..cap]) {
+            Ok(n) => Ok(n),
+            Err(Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
+            Err(Stop::Full) => Err(self.no_room(src, dst.len())),
+        }
+    }
+
+    /// Decompresses a request of several fragments: the source copied into one buffer of
+    /// the workspace where it is in pieces; the output written straight into a destination
+    /// of one fragment, else sized first ([`block::measure`]), decoded into a buffer of the
+    /// workspace and copied out, as the kernel's scomp layer does with its scratch buffers.
+    pub(super) fn decompress_linear(
+        &self,
+        ws: &mut Lz4Workspace,
+        walk: &mut Walk<'_, '_>,
+    ) -> Result<(), Error> {
+        let slen = walk.slen();
+        self.check_source(slen)?;
+        let src: &[u8] = if walk.next_src().len() == slen {
+            walk.next_src()
+        } else {
+            let buf = grow(&mut ws.src, slen)?;
+            walk.peek_src(buf);
+            buf
+        };
+        let dlen = walk.dlen();
+        let dst = walk.next_dst();
+        if dst.len() == dlen {
+            let n = self.decode_into(src, dst)?;
+            walk.done_src(walk.next_src().len());
+            walk.done_dst(n);
+            return Ok(());
+        }
+        let n = block::measure(src).map_err(|detail| Error::Corrupt { detail })?;
+        let n = self.check_output(n, dlen)?;
+        let out = grow(&mut ws.dst, n)?;
+        let written = block::decode(src, out).map_err(|_| MEASURE_DISAGREES)?;
+        if written != n {
+            return Err(MEASURE_DISAGREES);
+        }
+        scatter(&out[..n], walk);
+        while walk.src_remaining() > 0 {
+            let len = walk.next_src().len();
+            walk.done_src(len);
+        }
+        Ok(())
+    }
+
+    /// A source over `LZ4_compressBound(request_max)` is `EINVAL`: no block of a request
+    /// the transform serves is that large.
+    fn check_source(&self, slen: usize) -> Result<(), Error> {
+        if slen > self.source_max {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "lz4 source of {slen} bytes over the largest block of a request ({} bytes)",
+                    self.source_max
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// An output of `n` bytes, valid: over the request limit `EINVAL`, else over the
+    /// destination `ENOSPC` (with the size needed), else `n`.
+    fn check_output(&self, n: u64, capacity: usize) -> Result<usize, Error> {
+        if n > self.params.request_max as u64 {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "lz4 block of {n} bytes over the request limit of {} bytes",
+                    self.params.request_max
+                ),
+            });
+        }
+        if n > capacity as u64 {
+            return Err(Error::NoSpace {
+                needed: Some(n),
+                capacity,
+            });
+        }
+        Ok(n as usize)
+    }
+
+    /// The destination filled up: the rest of the block is checked to tell a full
+    /// destination (`ENOSPC`, with the exact size needed) from a corrupt block (`EBADMSG`).
+    #[cold]
+    fn no_room(&self, src: &[u8], capacity: usize) -> Error {
+        match block::measure(src) {
+            Ok(n) => self
+                .check_output(n, capacity)
+                .err()
+                .unwrap_or(MEASURE_DISAGREES),
+            Err(detail) => Error::Corrupt { detail },
+        }
+    }
+}
+
+/// The decoder and the scan disagree about a block (never seen: a guard, not a path).
+const MEASURE_DISAGREES: Error = Error::Corrupt {
+    detail: "lz4 block: decoder and scan disagree",
+};
+
+/// Copies `out` into the walk's destination fragments, in order.
+pub(super) fn scatter(mut out: &[u8], walk: &mut Walk<'_, '_>) {
+    while !out.is_empty() {
+        let d = walk.next_dst();
+        let n = d.len().min(out.len());
+        d[..n].copy_from_slice(&out[..n]);
+        walk.done_dst(n);
+        out = &out[n..];
+    }
+}

@@ -1,0 +1,222 @@
+//! lz4: the second algorithm, the raw LZ4 block format as the kernel's `crypto/lz4.c`
+//! writes it and zram and zswap store it (no frame header, no checksum).
+//!
+//! One concept per file: [`Lz4Params`] (`params.rs`), the block format and acomp's own
+//! decoder (`block.rs`), compression with the reference library (`compress.rs`),
+//! decompression (`decompress.rs`). This file holds the [`Algorithm`] impl and the
+//! workspace.
+//!
+//! # Paths
+//!
+//! - **One-shot**, one fragment each side: the block is compressed by liblz4 straight from
+//!   the source into the destination, and decoded straight from the source into the
+//!   destination.
+//! - **Linearised**, every other request: the block format has no streaming decoder (a
+//!   match may reach 64 KiB back into the output), so a source in several fragments is
+//!   copied into one buffer of the workspace, and output for a destination in several
+//!   fragments is made in another and copied out, as the kernel's scomp layer does with its
+//!   per-CPU scratch buffers. Reported as [`Path::Stream`].
+//!
+//! # The largest request
+//!
+//! [`Lz4Params::request_max`], 128 KiB by default (the kernel's `SCOMP_SCRATCH_SIZE`): a
+//! source to compress, or a block's decompressed content, of at most that many bytes, and a
+//! source to decompress of at most `LZ4_compressBound` of it. A larger request is `EINVAL`
+//! on every path and cut (the kernel's scomp refuses a source over its scratch size with
+//! `EINVAL` too), so the outcome never depends on the cut. The workspace buffers grow on the
+//! first linearised request that needs them, to that request's size at most.
+//!
+//! # The contract, for blocks
+//!
+//! acomp decodes blocks itself (`block.rs`), checking every rule of the format while it
+//! decodes: `EBADMSG` for a malformed block at every destination size (offset 0, an offset
+//! before the start of the output, a length or literals past the end of the block, a block
+//! that ends inside a sequence or with a match, and the end-of-block rules: the last 5 bytes
+//! literals, the last match at least 12 bytes before the end), where the reference decoder
+//! takes some of them depending on the destination's size. `ENOSPC` only where the block is
+//! valid, with the exact size needed: a destination that fills up sends the decoder to a
+//! scan of the rest of the block (`block::measure`), which writes nothing. The format has
+//! no checksum: a change inside literals, or to an offset or a length that keeps the block
+//! well-formed, decodes to other bytes, "successfully".
+
+mod block;
+mod compress;
+mod decompress;
+mod params;
+
+pub use self::params::{
+    ACCELERATION_MAX, DEFAULT_ACCELERATION, DEFAULT_REQUEST_MAX, Lz4Params, REQUEST_MAX_LIMIT,
+};
+use super::{Algorithm, Path};
+use crate::{Error, Walk, sys};
+
+/// The lz4 algorithm with fixed parameters.
+#[derive(Debug, Clone)]
+pub struct Lz4 {
+    params: Lz4Params,
+    /// `LZ4_compressBound(request_max)`: the largest source to decompress.
+    source_max: usize,
+}
+
+impl Lz4 {
+    /// lz4 with these parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] where a parameter is out of range.
+    pub fn new(params: Lz4Params) -> Result<Self, Error> {
+        params.validate()?;
+        let source_max =
+            sys::lz4_compress_bound(params.request_max).ok_or_else(|| Error::InvalidParameter {
+                reason: format!("lz4 request_max {} too large", params.request_max),
+            })?;
+        Ok(Lz4 { params, source_max })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Lz4Params {
+        &self.params
+    }
+
+    /// The largest block compressing `slen` bytes can give, in bytes (`LZ4_compressBound`):
+    /// a destination this large never fails with `ENOSPC`. `usize::MAX` for a source over
+    /// liblz4's `LZ4_MAX_INPUT_SIZE` (such a request is over the request limit: `EINVAL`).
+    pub fn compress_bound(&self, slen: usize) -> usize {
+        sys::lz4_compress_bound(slen).unwrap_or(usize::MAX)
+    }
+}
+
+/// An lz4 workspace: liblz4's compression state (16 KiB, on first compression) and the two
+/// buffers of the linearised path (on first need, up to the request limit).
+pub struct Lz4Workspace {
+    state: Vec<u64>,
+    /// A source in several fragments, linearised.
+    src: Vec<u8>,
+    /// Output for a destination in several fragments, before it is copied out.
+    dst: Vec<u8>,
+}
+
+impl std::fmt::Debug for Lz4Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lz4Workspace")
+            .field("state", &!self.state.is_empty())
+            .field("src", &self.src.len())
+            .field("dst", &self.dst.len())
+            .finish()
+    }
+}
+
+/// acomp's LZ4 block decoder called directly, without a transform (no workspace, no lock,
+/// no request limit, one slice each side): decodes the raw block `src` into the front of
+/// `dst` and returns the bytes written, with the same checks and errors as an lz4
+/// [`Acomp`](crate::Acomp) and nothing written past the output.
+///
+/// ```
+/// // 5 literals "abcde", then a 9-byte match at offset 5, then 5 literals "vwxyz".
+/// let block = [0x55, b'a', b'b', b'c', b'd', b'e', 5, 0, 0x50, b'v', b'w', b'x', b'y', b'z'];
+/// let mut out = [0u8; 32];
+/// let n = acomp::alg::lz4::decompress_block(&block, &mut out)?;
+/// assert_eq!(&out[..n], b"abcdeabcdeabcdvwxyz");
+/// # Ok::<(), acomp::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::NoSpace`] with the exact size needed where the block is valid but `dst` too
+/// small; [`Error::Corrupt`] where the block breaks the format (at every size of `dst`);
+/// [`Error::EmptySource`] for an empty `src`.
+pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+    if src.is_empty() {
+        return Err(Error::EmptySource);
+    }
+    match block::decode(src, dst) {
+        Ok(n) => Ok(n),
+        Err(block::Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
+        Err(block::Stop::Full) => Err(match block::measure(src) {
+            Ok(n) => Error::NoSpace {
+                needed: Some(n),
+                capacity: dst.len(),
+            },
+            Err(detail) => Error::Corrupt { detail },
+        }),
+    }
+}
+
+/// The exact size the raw block `src` decodes to, in bytes, found by a scan of its sequence
+/// headers that checks every rule [`decompress_block`] checks and writes nothing.
+///
+/// # Errors
+///
+/// [`Error::Corrupt`] where the block breaks the format; [`Error::EmptySource`].
+pub fn block_content_size(src: &[u8]) -> Result<u64, Error> {
+    if src.is_empty() {
+        return Err(Error::EmptySource);
+    }
+    block::measure(src).map_err(|detail| Error::Corrupt { detail })
+}
+
+/// Compile-time proof that the lz4 types can be shared across threads.
+fn _assert_send_sync() {
+    fn assert<T: Send + Sync>() {}
+    assert::<Lz4>();
+    assert::<Lz4Params>();
+    assert::<Lz4Workspace>();
+}
+
+/// The first `len` bytes of `buf`, grown (zero-filled) to that size where shorter.
+fn grow(buf: &mut Vec<u8>, len: usize) -> Result<&mut [u8], Error> {
+    if buf.len() < len {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::NoMemory)?;
+        buf.resize(len, 0);
+    }
+    Ok(&mut buf[..len])
+}
+
+impl Algorithm for Lz4 {
+    type Workspace = Lz4Workspace;
+
+    fn name(&self) -> &'static str {
+        "lz4"
+    }
+
+    fn compress_bound(&self, slen: usize) -> usize {
+        Lz4::compress_bound(self, slen)
+    }
+
+    fn new_workspace(&self) -> Result<Lz4Workspace, Error> {
+        Ok(Lz4Workspace {
+            state: Vec::new(),
+            src: Vec::new(),
+            dst: Vec::new(),
+        })
+    }
+
+    fn compress(&self, ws: &mut Lz4Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
+        Ok(if self.compress_walk(ws, walk)? {
+            Path::OneShot
+        } else {
+            Path::Stream
+        })
+    }
+
+    fn decompress(&self, ws: &mut Lz4Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
+        if let Some((src, dst)) = walk.one_shot() {
+            let n = self.decode_into(src, dst)?;
+            walk.done_src(src.len());
+            walk.done_dst(n);
+            return Ok(Path::OneShot);
+        }
+        self.decompress_linear(ws, walk)?;
+        Ok(Path::Stream)
+    }
+
+    fn reset(&self, _ws: &mut Lz4Workspace) {
+        // Nothing carries over: liblz4 resets its state on every block, and the buffers are
+        // written before they are read.
+    }
+
+    fn workspace_bytes(&self, ws: &Lz4Workspace) -> usize {
+        std::mem::size_of_val(ws.state.as_slice()) + ws.src.capacity() + ws.dst.capacity()
+    }
+}

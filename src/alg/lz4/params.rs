@@ -1,0 +1,86 @@
+//! [`Lz4Params`]: the parameters of an lz4 transform.
+
+use crate::Error;
+
+/// The kernel's `LZ4_compress_default`: acceleration 1.
+pub const DEFAULT_ACCELERATION: i32 = 1;
+
+/// liblz4's largest useful acceleration (`LZ4_ACCELERATION_MAX`); larger values act as it.
+pub const ACCELERATION_MAX: i32 = 65_537;
+
+/// The default largest request, in bytes: 128 KiB, the kernel's `SCOMP_SCRATCH_SIZE`.
+pub const DEFAULT_REQUEST_MAX: usize = 128 * 1024;
+
+/// The largest `request_max` a transform takes: 64 MiB.
+pub const REQUEST_MAX_LIMIT: usize = 64 * 1024 * 1024;
+
+/// lz4 parameters of a transform. Build with [`Default`] and the setters.
+///
+/// ```
+/// let params = acomp::Lz4Params::default().acceleration(4);
+/// let tfm = acomp::Acomp::with_lz4(params).unwrap();
+/// # let _ = tfm;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lz4Params {
+    pub(super) acceleration: i32,
+    pub(super) request_max: usize,
+}
+
+impl Default for Lz4Params {
+    /// Acceleration 1 (`LZ4_compress_default`), requests of up to 128 KiB.
+    fn default() -> Self {
+        Lz4Params {
+            acceleration: DEFAULT_ACCELERATION,
+            request_max: DEFAULT_REQUEST_MAX,
+        }
+    }
+}
+
+impl Lz4Params {
+    /// The acceleration factor of `LZ4_compress_fast`: 1 (the default, the kernel's
+    /// `LZ4_compress_default`) to 65537; larger is faster and compresses less. It changes
+    /// only what compression writes: every block decodes the same way.
+    #[must_use]
+    pub fn acceleration(mut self, acceleration: i32) -> Self {
+        self.acceleration = acceleration;
+        self
+    }
+
+    /// The largest request the transform serves, in bytes (4096 to 64 MiB; default 128 KiB,
+    /// the kernel's `SCOMP_SCRATCH_SIZE`): a source to compress, or a block's decompressed
+    /// content. A source to decompress may be up to `LZ4_compressBound` of it. A larger
+    /// request fails with [`Error::InvalidParameter`] (`EINVAL`) on every cut, as the
+    /// kernel's scomp layer refuses one over its scratch buffers. Requests of more than one
+    /// fragment are linearised through workspace buffers that grow to this size at most.
+    #[must_use]
+    pub fn request_max(mut self, bytes: usize) -> Self {
+        self.request_max = bytes;
+        self
+    }
+
+    /// The largest request, in bytes.
+    pub fn max_request(&self) -> usize {
+        self.request_max
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        if !(1..=ACCELERATION_MAX).contains(&self.acceleration) {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "lz4 acceleration {} outside 1..={ACCELERATION_MAX}",
+                    self.acceleration
+                ),
+            });
+        }
+        if !(4096..=REQUEST_MAX_LIMIT).contains(&self.request_max) {
+            return Err(Error::InvalidParameter {
+                reason: format!(
+                    "lz4 request_max {} outside 4096..={REQUEST_MAX_LIMIT}",
+                    self.request_max
+                ),
+            });
+        }
+        Ok(())
+    }
+}

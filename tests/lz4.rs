@@ -1,0 +1,305 @@
+//! lz4 behind the same contract as zstd: round trips over random cuts, blocks identical on
+//! every cut, exact `ENOSPC`, corrupt blocks `EBADMSG` at every size and cut, the request
+//! limit, parameters, and agreement with the reference C decoder on every valid block.
+
+mod common;
+
+use std::io::{IoSlice, IoSliceMut};
+
+use acomp::{Acomp, Error, Lz4Params, Segment};
+use common::{Cut, compress, decompress, letters, random_bytes, same_outcome};
+use proptest::prelude::*;
+
+/// liblz4's `LZ4_decompress_safe` into exactly `n` bytes: where a block is valid, the
+/// reference decoder's output.
+fn reference_decode(block: &[u8], n: usize) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; n];
+    // SAFETY: `block` and `out` are valid for their lengths; liblz4 keeps no pointer.
+    let ret = unsafe {
+        lz4_sys::LZ4_decompress_safe(
+            block.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            block.len() as i32,
+            n as i32,
+        )
+    };
+    (ret == n as i32).then_some(out)
+}
+
+/// liblz4's `LZ4_compress_default`: the kernel's call.
+fn reference_compress(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; data.len() + data.len() / 255 + 16];
+    // SAFETY: `data` and `out` are valid for their lengths; liblz4 keeps no pointer.
+    let n = unsafe {
+        lz4_sys::LZ4_compress_default(
+            data.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            data.len() as i32,
+            out.len() as i32,
+        )
+    };
+    assert!(n > 0);
+    out.truncate(n as usize);
+    out
+}
+
+fn bound(len: usize) -> usize {
+    len + len / 255 + 16
+}
+
+/// Data of every texture: text-like, random, runs, and a mix.
+fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
+    (0usize..70_000, any::<u64>(), 0u8..4).prop_map(|(len, seed, kind)| match kind {
+        0 => letters(len, seed),
+        1 => random_bytes(len, seed),
+        2 => (0..len).map(|i| ((i / 300) as u8) ^ (seed as u8)).collect(),
+        _ => {
+            let mut v = letters(len, seed);
+            for (i, b) in random_bytes(len / 3, seed).into_iter().enumerate() {
+                v[i * 3 % len.max(1)] = b;
+            }
+            v
+        }
+    })
+}
+
+fn cut_strategy() -> impl Strategy<Value = Cut> {
+    prop_oneof![
+        Just(Cut::One),
+        Just(Cut::Every(4096)),
+        (1usize..300).prop_map(Cut::Every),
+        any::<u64>().prop_map(Cut::Random),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// The block is the same on every cut and at every capacity that holds it, liblz4
+    /// writes it byte for byte at acceleration 1 (the kernel's `LZ4_compress_default`), one
+    /// byte less is `ENOSPC`, and it decompresses to the data on every cut.
+    #[test]
+    fn round_trip_on_random_cuts(data in data_strategy(), scut in cut_strategy(), dcut in cut_strategy()) {
+        let tfm = Acomp::new("lz4").unwrap();
+        let block = compress(&tfm, &data, Cut::One, bound(data.len()), Cut::One).unwrap();
+        prop_assert!(block == reference_compress(&data));
+        for cap in [bound(data.len()), block.len()] {
+            let cut = compress(&tfm, &data, scut, cap, dcut).unwrap();
+            prop_assert!(cut == block.0, "the block depends on the cut or the capacity");
+        }
+        let err = compress(&tfm, &data, scut, block.len() - 1, dcut).unwrap_err();
+        prop_assert_eq!(err.errno(), libc::ENOSPC);
+        let back = decompress(&tfm, &block, dcut, data.len(), scut).unwrap();
+        prop_assert!(back == data);
+        if !data.is_empty() {
+            let err = decompress(&tfm, &block, dcut, data.len() - 1, scut).unwrap_err();
+            prop_assert_eq!(err, Error::NoSpace { needed: Some(data.len() as u64), capacity: data.len() - 1 });
+        }
+    }
+
+    /// Mutated, truncated and extended blocks: the same outcome on every cut; `Ok` only with
+    /// the reference decoder's output for a destination of exactly that size and nothing
+    /// past the output written; `ENOSPC` only where the size it names succeeds; corrupt at
+    /// one size, corrupt at all.
+    #[test]
+    fn hostile_blocks_same_outcome(
+        data in data_strategy(),
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+        cut_to in any::<Option<usize>>(),
+        extra in proptest::collection::vec(any::<u8>(), 0..3),
+        cap in 0usize..80_000,
+        scut in cut_strategy(),
+        dcut in cut_strategy(),
+    ) {
+        let tfm = Acomp::new("lz4").unwrap();
+        let mut block = compress(&tfm, &data, Cut::One, bound(data.len()), Cut::One).unwrap().0;
+        for (at, b) in edits {
+            let at = at % block.len();
+            block[at] = b;
+        }
+        if let Some(n) = cut_to {
+            block.truncate(n % (block.len() + 1));
+        }
+        block.extend_from_slice(&extra);
+        prop_assume!(!block.is_empty());
+        let one = decompress(&tfm, &block, Cut::One, cap, Cut::One);
+        let cut = decompress(&tfm, &block, scut, cap, dcut);
+        prop_assert!(same_outcome(&one, &cut), "{:?} vs {:?}", one, cut);
+        // Nothing past the output: a destination full of a canary keeps it there.
+        let mut canary = vec![0xA5u8; cap];
+        let res = tfm.decompress(&[IoSlice::new(&block)], &mut [IoSliceMut::new(&mut canary)]);
+        match (&one, res) {
+            (Ok(out), Ok(n)) => {
+                prop_assert_eq!(&canary[..n], &out[..]);
+                prop_assert!(canary[n..].iter().all(|&b| b == 0xA5));
+                let reference = reference_decode(&block, n);
+                prop_assert_eq!(reference.as_deref(), Some(&out[..]));
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.errno(), b.errno()),
+            (a, b) => prop_assert!(false, "{:?} vs {:?}", a, b),
+        }
+        match one {
+            Err(Error::NoSpace { needed: Some(n), .. }) => {
+                let n = n as usize;
+                prop_assert!(n > cap);
+                let out = decompress(&tfm, &block, dcut, n, scut).unwrap();
+                prop_assert_eq!(out.len(), n);
+            }
+            Err(e) if e.errno() == libc::EBADMSG => {
+                let e = decompress(&tfm, &block, scut, 1 << 20, dcut).unwrap_err();
+                prop_assert_eq!(e.errno(), libc::EBADMSG);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn empty_source_compresses_to_one_token() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let block = compress(&tfm, &[], Cut::One, 16, Cut::One).unwrap();
+    assert_eq!(&block[..], &[0u8]);
+    assert_eq!(
+        decompress(&tfm, &block, Cut::One, 0, Cut::One)
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        compress(&tfm, &[], Cut::One, 0, Cut::One).unwrap_err(),
+        Error::NoSpace {
+            needed: None,
+            capacity: 0
+        }
+    );
+}
+
+/// Over the request limit: `EINVAL` on every cut and every destination size, never
+/// `ENOSPC` (no destination helps).
+#[test]
+fn requests_over_the_limit_are_einval() {
+    let tfm = Acomp::with_lz4(Lz4Params::default().request_max(8192)).unwrap();
+    assert_eq!(tfm.name(), "lz4");
+    let data = letters(8193, 1);
+    let small = letters(8192, 1);
+    let over = lz4_flex::block::compress(&data);
+    let within = compress(&tfm, &small, Cut::One, bound(8192), Cut::One).unwrap();
+    for (scut, dcut) in common::all_cut_pairs() {
+        let e = compress(&tfm, &data, scut, bound(8193), dcut).unwrap_err();
+        assert_eq!(e.errno(), libc::EINVAL, "{e}");
+        for cap in [0, 100, 8192, 1 << 20] {
+            let e = decompress(&tfm, &over, scut, cap, dcut).unwrap_err();
+            assert_eq!(e.errno(), libc::EINVAL, "{scut:?} {dcut:?} {cap}: {e}");
+        }
+        let back = decompress(&tfm, &within, scut, 8192, dcut).unwrap();
+        assert!(back == small);
+    }
+    // A source larger than any block of a request.
+    let big = vec![0u8; bound(8192) + 1];
+    let e = decompress(&tfm, &big, Cut::One, 1 << 20, Cut::One).unwrap_err();
+    assert_eq!(e.errno(), libc::EINVAL);
+    // A corrupt block stays corrupt, whatever its size would be.
+    let mut bad = over.clone();
+    bad.truncate(over.len() - 1);
+    let e = decompress(&tfm, &bad, Cut::Every(7), 1 << 20, Cut::One).unwrap_err();
+    assert_eq!(e.errno(), libc::EBADMSG, "{e}");
+}
+
+#[test]
+fn default_limit_is_128_kib() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let data = letters(128 * 1024, 2);
+    let block = compress(
+        &tfm,
+        &data,
+        Cut::Every(5000),
+        bound(data.len()),
+        Cut::Random(3),
+    )
+    .unwrap();
+    let back = decompress(&tfm, &block, Cut::Random(4), data.len(), Cut::Every(4096)).unwrap();
+    assert!(back == data);
+    let e = compress(
+        &tfm,
+        &letters(128 * 1024 + 1, 2),
+        Cut::One,
+        1 << 20,
+        Cut::One,
+    )
+    .unwrap_err();
+    assert_eq!(e.errno(), libc::EINVAL);
+}
+
+#[test]
+fn parameters_out_of_range_are_einval() {
+    for params in [
+        Lz4Params::default().acceleration(0),
+        Lz4Params::default().acceleration(65_538),
+        Lz4Params::default().request_max(4095),
+        Lz4Params::default().request_max(64 * 1024 * 1024 + 1),
+    ] {
+        let e = Acomp::with_lz4(params).unwrap_err();
+        assert_eq!(e.errno(), libc::EINVAL, "{e}");
+    }
+    assert_eq!(Lz4Params::default().max_request(), 128 * 1024);
+}
+
+/// A larger acceleration writes other (here: larger) blocks, which read back the same.
+#[test]
+fn acceleration_trades_ratio_for_speed() {
+    let fast = Acomp::with_lz4(Lz4Params::default().acceleration(64)).unwrap();
+    let tfm = Acomp::new("lz4").unwrap();
+    let data = letters(60_000, 3);
+    let a = compress(&tfm, &data, Cut::One, bound(60_000), Cut::One).unwrap();
+    let b = compress(&fast, &data, Cut::Every(999), bound(60_000), Cut::One).unwrap();
+    assert!(b.len() > a.len(), "{} vs {}", b.len(), a.len());
+    for block in [&a, &b] {
+        let back = decompress(&tfm, block, Cut::Every(3), 60_000, Cut::One).unwrap();
+        assert!(back == data);
+    }
+}
+
+/// Paths and counters: one fragment each side is one-shot; anything else linearised
+/// (counted as stream); a corrupt request leaves the workspace fit for the next.
+#[test]
+fn paths_errors_and_reuse() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let data = letters(4096, 4);
+    let block = compress(&tfm, &data, Cut::One, 4096, Cut::One).unwrap();
+    decompress(&tfm, &block, Cut::Every(100), 4096, Cut::One).unwrap();
+    decompress(&tfm, &block, Cut::One, 4096, Cut::Every(1000)).unwrap();
+    let mut bad = block.0.clone();
+    bad.truncate(block.len() - 1);
+    let e = decompress(&tfm, &bad, Cut::Every(10), 4096, Cut::Every(10)).unwrap_err();
+    assert_eq!(e.errno(), libc::EBADMSG);
+    let back = decompress(&tfm, &block, Cut::Every(10), 4096, Cut::Every(10)).unwrap();
+    assert!(back == data);
+    let s = tfm.stats();
+    assert_eq!((s.compress, s.decompress), (1, 4));
+    assert_eq!((s.one_shot, s.stream, s.corrupt), (1, 3, 1));
+    assert!(s.workspace_bytes >= 16 * 1024, "{s:?}");
+}
+
+/// lz4 has no range reads: `EINVAL`, as for any algorithm without them.
+#[test]
+fn range_reads_are_einval() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let mut page = [0u8; 16];
+    let e = tfm
+        .decompress_range(&[IoSlice::new(&[0x00])], &mut [Segment::new(0, &mut page)])
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EINVAL);
+}
+
+/// A destination of `compress_bound` bytes always takes the block (an incompressible page:
+/// 4114 bytes of 4096).
+#[test]
+fn compress_bound_always_fits() {
+    let alg = acomp::alg::lz4::Lz4::new(Lz4Params::default()).unwrap();
+    assert_eq!(alg.compress_bound(4096), 4096 + 4096 / 255 + 16);
+    let tfm = Acomp::new("lz4").unwrap();
+    for data in [random_bytes(4096, 9), random_bytes(1, 9), Vec::new()] {
+        let cap = alg.compress_bound(data.len());
+        compress(&tfm, &data, Cut::One, cap, Cut::Every(5)).unwrap();
+    }
+}
