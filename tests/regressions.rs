@@ -97,3 +97,32 @@ fn range_read_of_a_corrupt_source_is_corrupt_on_every_cut() {
         }
     }
 }
+
+/// A single-segment frame of empty content (so its block maximum is 0) holding an RLE block
+/// of 0 bytes: libzstd's one-shot decoder gave `Ok([])`, its streaming decoder "Block Size
+/// Exceeds Maximum" (it checks the RLE block's one byte of content against the maximum).
+/// acomp refuses it on every path and cut. (fuzz/decompress, crash-d5d251e8)
+#[test]
+fn rle_block_in_a_frame_whose_block_maximum_is_zero() {
+    let frame = b"\x28\xb5\x2f\xfd\x20\x00\x03\x00\x00\x00";
+    let tfm = Acomp::new("zstd").unwrap();
+    for cap in [0, 1, 4096] {
+        for (s, d) in all_cut_pairs() {
+            let err = decompress(&tfm, frame, s, cap, d).unwrap_err();
+            assert_eq!(
+                err,
+                acomp::Error::Corrupt {
+                    detail: "block larger than the frame's block maximum"
+                },
+                "cap {cap} {s:?}/{d:?}"
+            );
+        }
+    }
+    // The same frame with a raw block of 0 bytes is the empty frame zstd writes: it holds.
+    let empty = b"\x28\xb5\x2f\xfd\x20\x00\x01\x00\x00";
+    assert!(
+        decompress(&tfm, empty, Cut::Every(1), 0, Cut::One)
+            .unwrap()
+            .is_empty()
+    );
+}

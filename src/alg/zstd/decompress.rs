@@ -285,7 +285,7 @@ impl FrameCursor {
             return Err(Error::Truncated);
         }
         let block = BlockHeader::parse(h).ok_or(RESERVED_BLOCK_TYPE)?;
-        if u64::from(block.size) > self.block_max {
+        if block.exceeds(self.block_max) {
             return Err(BLOCK_OVER_MAXIMUM);
         }
         self.feed_left = BLOCK_HEADER + block.content_len();

@@ -132,6 +132,16 @@ impl BlockHeader {
         })
     }
 
+    /// Whether the block breaks the block maximum `max`: its `Block_Size`, or the bytes
+    /// it takes in the frame, over it. The second matters for an RLE block (one byte of
+    /// content) in a frame whose maximum is 0 (a single-segment frame of empty content):
+    /// libzstd's streaming decoder checks the bytes a block takes, its one-shot decoder
+    /// neither (found by fuzzing).
+    #[inline]
+    pub(super) fn exceeds(&self, max: u64) -> bool {
+        u64::from(self.size) > max || self.content_len() as u64 > max
+    }
+
     /// Bytes of the block's content in the frame, after its header.
     #[inline]
     pub(super) fn content_len(&self) -> usize {
@@ -197,7 +207,7 @@ fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
     loop {
         let h = src.get(pos..pos + BLOCK_HEADER)?;
         let block = BlockHeader::parse([h[0], h[1], h[2]])?;
-        if BLOCK_MAX && u64::from(block.size) > max {
+        if BLOCK_MAX && block.exceeds(max) {
             return None;
         }
         pos += BLOCK_HEADER + block.content_len();

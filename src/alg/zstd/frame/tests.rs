@@ -25,7 +25,7 @@ fn blocks_within_max(src: &[u8], window: u64) -> bool {
     let mut pos = header_size;
     loop {
         let b = BlockHeader::parse([src[pos], src[pos + 1], src[pos + 2]]).expect("scanned");
-        if u64::from(b.size) > block_max(window) {
+        if b.exceeds(block_max(window)) {
             return false;
         }
         if b.last {
