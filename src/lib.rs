@@ -145,7 +145,7 @@ mod sys;
 mod walk;
 
 pub use crate::acomp::Acomp;
-pub use crate::alg::zstd::ZstdParams;
+pub use crate::alg::zstd::{Dictionary, ZstdParams};
 pub use crate::error::{Error, ErrorKind};
 pub use crate::segment::Segment;
 pub use crate::stats::Stats;
@@ -163,4 +163,5 @@ fn _assert_send_sync() {
     assert::<Error>();
     assert::<Stats>();
     assert::<ZstdParams>();
+    assert::<Dictionary>();
 }

@@ -151,7 +151,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let progress = (input.file_len() > PROGRESS_MIN_BYTES)
         .then(|| progress_bar("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})"));
-    let zswap = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
+    let zswap = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
     let opts = workload::Options {
         threads,
         seed: args.seed,

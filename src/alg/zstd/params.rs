@@ -2,6 +2,7 @@
 
 use zstd_safe::zstd_sys::{ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN};
 
+use super::Dictionary;
 use crate::Error;
 
 /// The kernel's `ZSTD_DEF_LEVEL`.
@@ -24,22 +25,27 @@ pub(super) const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> =
 /// let tfm = acomp::Acomp::with_zstd(params).unwrap();
 /// # let _ = tfm;
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ZstdParams {
     pub(super) level: i32,
     pub(super) checksum: bool,
     pub(super) content_size: bool,
     pub(super) window_log_max: u32,
+    /// See `dictionary.rs`.
+    pub(super) dictionary: Option<Dictionary>,
+    pub(super) older: Vec<Dictionary>,
 }
 
 impl Default for ZstdParams {
-    /// Level 3, no checksum, content size in the header, window log limit 23.
+    /// Level 3, no checksum, content size in the header, window log limit 23, no dictionary.
     fn default() -> Self {
         ZstdParams {
             level: DEFAULT_LEVEL,
             checksum: false,
             content_size: true,
             window_log_max: DEFAULT_WINDOW_LOG_MAX,
+            dictionary: None,
+            older: Vec::new(),
         }
     }
 }
