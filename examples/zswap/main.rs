@@ -8,6 +8,7 @@
 //! cargo run --release --example zswap                     # pages of its own executable
 //! cargo run --release --example zswap -- --input vm.img   # or of any file
 //! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
+//! cargo run --release --example zswap -- --pid PID --dict   # with a trained dictionary
 //! ```
 //!
 //! `--pid` stores a running process's private memory instead, `--vs-zram` runs the kernel's
@@ -15,6 +16,7 @@
 //! output.
 
 mod compare;
+mod dict;
 mod input;
 mod pool;
 mod report;
@@ -65,6 +67,17 @@ struct Args {
     /// Seed of the load order and of the pages churned.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Train a zstd dictionary on a sample of the first half of the pages, add a row with
+    /// it to the side-by-side table, and store the second half (pages not sampled) with
+    /// and without it at levels 1, 3 and 8.
+    #[arg(long)]
+    dict: bool,
+    /// Largest dictionary, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 10, requires = "dict")]
+    dict_size: usize,
+    /// Sample every Nth page of the first half for training.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
+    dict_every: u16,
 }
 
 fn main() -> ExitCode {
@@ -165,6 +178,22 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let fresh = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
+    let mut held_out_rows = Vec::new();
+    if args.dict {
+        let every = usize::from(args.dict_every);
+        let trained = dict::train(&input, every, args.dict_size)?;
+        println!();
+        println!("{}", dict::describe(&trained, every));
+        let with = Zswap::new(dict::transform(args.level, Some(&trained.dict))?, None);
+        let name = format!("acomp L{} +dict", args.level);
+        rows.push(compare::acomp_row(&name, &with, &input));
+        let stats = with.acomp().stats().to_string();
+        println!(
+            "  acomp with the dictionary, after the table's pass: {}",
+            stats.lines().last().unwrap_or_default()
+        );
+        held_out_rows = dict::held_out_rows(&dict::held_out(&input, &trained), &trained)?;
+    }
     let mut zram_unavailable = None;
     if args.vs_zram {
         // SAFETY: geteuid has no preconditions and cannot fail.
@@ -187,6 +216,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
+    if !held_out_rows.is_empty() {
+        compare::print(&held_out_rows);
+        dict::print_gain(&held_out_rows);
+    }
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
@@ -198,7 +231,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         std::fs::write(path, text + "\n")
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    let table_failed = rows.iter().any(|r| r.verified_pages != r.pages);
+    let table_failed = rows
+        .iter()
+        .chain(&held_out_rows)
+        .any(|r| r.verified_pages != r.pages);
     Ok(if report.ok() && !table_failed {
         ExitCode::SUCCESS
     } else {
