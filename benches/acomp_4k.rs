@@ -14,6 +14,10 @@
 //!     --toggle-collect='*callgrind_loop*' target/release/deps/acomp_4k-<hash>
 //! ```
 //!
+//! `acomp-dict` is acomp one-shot with a 64 KiB dictionary trained on every 8th page of
+//! the bench's own `.text` (the measured `code` page left out): compare it with
+//! `acomp-one-shot` on `code`, e.g. `ACOMP_CALLGRIND=compress/acomp-dict/code`.
+//!
 //! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
 //! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
 //! collects, divided by N, are the instructions per request.
@@ -40,10 +44,11 @@ use pages::PAGE;
 const LEVEL: i32 = 3;
 
 /// The variants, in the order of the tables.
-const VARIANTS: [&str; 8] = [
+const VARIANTS: [&str; 9] = [
     AcompOneShot::NAME,
     AcompBuffer::NAME,
     AcompChecksum::NAME,
+    AcompDict::NAME,
     AcompTwoFragments::NAME,
     Floor::NAME,
     ZstdBulk::NAME,
@@ -63,8 +68,8 @@ trait Variant {
     /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
 
-    /// Whether the variant's frames carry a content checksum, and so differ from the
-    /// others' (the check then holds only its round trip).
+    /// Whether the variant's frames differ from the others' (a content checksum, a
+    /// dictionary): the check then holds only its round trip.
     const CHECKSUM: bool = false;
 
     /// Where the last request's output is: `dst`, unless the variant returns its own
@@ -116,44 +121,67 @@ impl Variant for AcompBuffer {
     }
 }
 
-/// acomp one-shot with zstd's content checksum on (`ZstdParams::checksum(true)`): what
-/// catching every corruption costs. Its decompression is given the checksummed frame of the
-/// same page (looked up by the address of the plain frame it is handed: a few instructions).
-struct AcompChecksum {
+/// acomp one-shot on a transform whose frames differ from the plain ones. Its decompression
+/// is given its own frame of the same page (looked up by the address of the plain frame it
+/// is handed: a few instructions).
+struct OwnFrames {
     tfm: Acomp,
     plain: Arc<Acomp>,
     frames: Vec<(*const u8, Vec<u8>)>,
 }
 
-impl AcompChecksum {
-    fn new(plain: &Arc<Acomp>) -> Self {
-        let params = acomp::ZstdParams::default().level(LEVEL).checksum(true);
-        AcompChecksum {
-            tfm: Acomp::with_zstd(params).expect("acomp zstd transform with checksum"),
+impl OwnFrames {
+    fn new(plain: &Arc<Acomp>, params: acomp::ZstdParams) -> Self {
+        OwnFrames {
+            tfm: Acomp::with_zstd(params).expect("acomp zstd transform"),
             plain: plain.clone(),
             frames: Vec::new(),
         }
     }
 
-    /// Where the checksummed frame of the page that `frame` (a plain one) holds is.
+    /// Where this transform's frame of the page that `frame` (a plain one) holds is.
     #[inline(always)]
-    fn summed(&mut self, frame: &[u8]) -> usize {
+    fn own(&mut self, frame: &[u8]) -> usize {
         let at = frame.as_ptr();
         match self.frames.iter().position(|(p, _)| *p == at) {
             Some(i) => i,
             None => {
                 let mut page = vec![0; PAGE];
                 let n = self.plain.decompress_to_buffer(frame, &mut page).unwrap();
-                let mut summed = vec![0; zstd_safe::compress_bound(PAGE)];
-                let m = self
-                    .tfm
-                    .compress_to_buffer(&page[..n], &mut summed)
-                    .unwrap();
-                summed.truncate(m);
-                self.frames.push((at, summed));
+                let mut own = vec![0; zstd_safe::compress_bound(PAGE)];
+                let m = self.tfm.compress_to_buffer(&page[..n], &mut own).unwrap();
+                own.truncate(m);
+                self.frames.push((at, own));
                 self.frames.len() - 1
             }
         }
+    }
+
+    #[inline(always)]
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.tfm
+            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress")
+    }
+
+    #[inline(always)]
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        let i = self.own(frame);
+        let src = [IoSlice::new(&self.frames[i].1)];
+        self.tfm
+            .decompress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress")
+    }
+}
+
+/// acomp one-shot with zstd's content checksum on (`ZstdParams::checksum(true)`): what
+/// catching every corruption costs.
+struct AcompChecksum(OwnFrames);
+
+impl AcompChecksum {
+    fn new(plain: &Arc<Acomp>) -> Self {
+        let params = acomp::ZstdParams::default().level(LEVEL).checksum(true);
+        AcompChecksum(OwnFrames::new(plain, params))
     }
 }
 
@@ -162,17 +190,39 @@ impl Variant for AcompChecksum {
     const CHECKSUM: bool = true;
 
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
-        self.tfm
-            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
-            .expect("acomp compress with checksum")
+        self.0.compress(page, dst)
     }
 
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
-        let i = self.summed(frame);
-        let src = [IoSlice::new(&self.frames[i].1)];
-        self.tfm
-            .decompress(&src, &mut [IoSliceMut::new(dst)])
-            .expect("acomp decompress with checksum")
+        self.0.decompress(frame, dst)
+    }
+}
+
+/// acomp one-shot with a trained dictionary (`ZstdParams::dictionary`): 64 KiB trained on
+/// machine code of the bench's own executable, the measured `code` page not among the
+/// samples.
+struct AcompDict(OwnFrames);
+
+impl AcompDict {
+    fn new(plain: &Arc<Acomp>) -> Self {
+        let samples = pages::machine_code_samples();
+        let refs: Vec<&[u8]> = samples.iter().map(|p| &p[..]).collect();
+        let dict = acomp::Dictionary::train(&refs, 64 << 10).expect("a dictionary of code");
+        let params = acomp::ZstdParams::default().level(LEVEL).dictionary(dict);
+        AcompDict(OwnFrames::new(plain, params))
+    }
+}
+
+impl Variant for AcompDict {
+    const NAME: &'static str = "acomp-dict";
+    const CHECKSUM: bool = true;
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.0.compress(page, dst)
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.0.decompress(frame, dst)
     }
 }
 
@@ -408,6 +458,7 @@ struct Variants {
     one_shot: AcompOneShot,
     buffer: AcompBuffer,
     checksum: AcompChecksum,
+    dict: AcompDict,
     two_frag: AcompTwoFragments,
     floor: Floor,
     bulk: ZstdBulk,
@@ -421,6 +472,7 @@ impl Variants {
             one_shot: AcompOneShot(tfm.clone()),
             buffer: AcompBuffer(tfm.clone()),
             checksum: AcompChecksum::new(tfm),
+            dict: AcompDict::new(tfm),
             two_frag: AcompTwoFragments(tfm.clone()),
             floor: Floor::new(),
             bulk: ZstdBulk { last: Vec::new() },
@@ -433,6 +485,7 @@ impl Variants {
         f.visit(&mut self.one_shot);
         f.visit(&mut self.buffer);
         f.visit(&mut self.checksum);
+        f.visit(&mut self.dict);
         f.visit(&mut self.two_frag);
         f.visit(&mut self.floor);
         f.visit(&mut self.bulk);

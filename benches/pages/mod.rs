@@ -53,6 +53,21 @@ fn machine_code() -> Vec<u8> {
     elf[start..start + PAGE].to_vec()
 }
 
+/// Every 8th page of the running executable's `.text` section, but the one [`pages`]
+/// measures: the samples a dictionary for machine code is trained on (`acomp-dict`).
+#[allow(dead_code)] // acomp_4k's only
+pub fn machine_code_samples() -> Vec<Vec<u8>> {
+    let exe = std::env::current_exe().expect("path of the running bench");
+    let elf = std::fs::read(&exe).expect("the running bench's executable");
+    let (offset, size) = text_section(&elf).expect("a 64-bit ELF file with a .text section");
+    let measured = offset + (size / 2 - size / 2 % PAGE).min(size - PAGE);
+    (offset..offset + size - PAGE)
+        .step_by(8 * PAGE)
+        .filter(|&at| at.abs_diff(measured) >= PAGE)
+        .map(|at| elf[at..at + PAGE].to_vec())
+        .collect()
+}
+
 /// File offset and size of the `.text` section of a 64-bit little-endian ELF file.
 fn text_section(elf: &[u8]) -> Option<(usize, usize)> {
     let u16_at = |at: usize| Some(u16::from_le_bytes(elf.get(at..at + 2)?.try_into().ok()?));
