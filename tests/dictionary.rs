@@ -330,7 +330,8 @@ fn the_digested_dictionary_is_counted_once_whatever_the_workspaces() {
         "; dictionaries {} KiB, shared",
         before.div_ceil(1024)
     )));
-    // A workspace holds no copy: with the dictionary it is no larger than without.
+    // A workspace holds no copy of the digested dictionary: its CCtx sizes its own tables
+    // for the dictionary plus the page (about 95 KB more at level 3), far from a copy.
     let plain = Acomp::new("zstd").unwrap();
     for t in [&tfm, &plain] {
         let frame = compress(t, &page, Cut::One, PAGE, Cut::One).unwrap();
@@ -339,8 +340,8 @@ fn the_digested_dictionary_is_counted_once_whatever_the_workspaces() {
     let (w, p) = (tfm.stats(), plain.stats());
     let per_ws = |s: &acomp::Stats| s.workspace_bytes / s.workspaces.max(1);
     assert!(
-        per_ws(&w) < per_ws(&p) + dict.as_bytes().len(),
-        "{} vs {} bytes a workspace",
+        per_ws(&w) < per_ws(&p) + before / 2,
+        "{} vs {} bytes a workspace, {before} bytes of dictionary",
         per_ws(&w),
         per_ws(&p)
     );
