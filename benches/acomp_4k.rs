@@ -14,9 +14,10 @@
 //!     --toggle-collect='*callgrind_loop*' target/release/deps/acomp_4k-<hash>
 //! ```
 //!
-//! `acomp-dict` is acomp one-shot with a 64 KiB dictionary trained on every 8th page of
-//! the bench's own `.text` (the measured `code` page left out): compare it with
-//! `acomp-one-shot` on `code`, e.g. `ACOMP_CALLGRIND=compress/acomp-dict/code`.
+//! `acomp-dict` is acomp one-shot with a 64 KiB dictionary trained on a live Python
+//! process's heap pages; the `heap` page, of the same process but not among the samples, is
+//! its case: compare `ACOMP_CALLGRIND=compress/acomp-dict/heap` with
+//! `compress/acomp-one-shot/heap` (see `pages/mod.rs`).
 //!
 //! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
 //! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
@@ -199,15 +200,12 @@ impl Variant for AcompChecksum {
 }
 
 /// acomp one-shot with a trained dictionary (`ZstdParams::dictionary`): 64 KiB trained on
-/// machine code of the bench's own executable, the measured `code` page not among the
-/// samples.
+/// a Python process's heap pages (`pages::HEAP_DICT`), the `heap` page not among them.
 struct AcompDict(OwnFrames);
 
 impl AcompDict {
     fn new(plain: &Arc<Acomp>) -> Self {
-        let samples = pages::machine_code_samples();
-        let refs: Vec<&[u8]> = samples.iter().map(|p| &p[..]).collect();
-        let dict = acomp::Dictionary::train(&refs, 64 << 10).expect("a dictionary of code");
+        let dict = acomp::Dictionary::from_bytes(pages::HEAP_DICT).expect("the heap dictionary");
         let params = acomp::ZstdParams::default().level(LEVEL).dictionary(dict);
         AcompDict(OwnFrames::new(plain, params))
     }
@@ -539,7 +537,10 @@ struct Inputs {
 
 impl Inputs {
     fn new(tfm: &Arc<Acomp>) -> Self {
-        let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages().into_iter().unzip();
+        let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages()
+            .into_iter()
+            .chain([("heap", pages::heap())])
+            .unzip();
         let mut acomp = AcompOneShot(tfm.clone());
         let frames = pages
             .iter()
