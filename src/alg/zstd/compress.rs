@@ -1,10 +1,10 @@
 //! zstd compression: the one-shot path on the workspace's persistent CCtx, and the stream
 //! path, which writes the same frame on every cut.
 
+use std::sync::Arc;
+
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
-
-use std::sync::Arc;
 
 use super::frame::BLOCK_SIZE_MAX;
 use super::{Digested, ZstdParams, zstd_error};

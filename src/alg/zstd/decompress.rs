@@ -1,14 +1,14 @@
 //! zstd decompression: the one-shot path, and the stream loop that serves every other
 //! request and range reads, with acomp reading the frame structure itself as it feeds zstd.
 
+use std::sync::Arc;
+
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::{
     self, BLOCK_HEADER, BlockHeader, CHECKSUM, FRAME_HEADER_MAX, FrameHeader, SKIPPABLE_HEADER,
 };
-use std::sync::Arc;
-
 use super::{Digested, Zstd, ZstdParams, zstd_error};
 use crate::segment::SegmentCursor;
 use crate::sys::WithDicts;
