@@ -54,14 +54,30 @@ pub fn train(input: &Input, every: usize, max_bytes: usize) -> Result<Trained, a
 /// One line on the dictionary and its training.
 pub fn describe(t: &Trained, every: usize) -> String {
     format!(
-        "dictionary: {} bytes, ID {:#010x}, trained in {:.2} s from {} pages ({:.1} MiB: every \
-         {every}th page of the first half, same-filled pages left out)",
+        "dictionary: {} bytes, ID {:#010x}, trained in {:.2} s from {} pages ({:.1} MiB: {} \
+         of the first half, same-filled pages left out)",
         t.dict.as_bytes().len(),
         t.dict.id(),
         t.time.as_secs_f64(),
         t.sample_pages,
-        (t.sample_pages * PAGE_SIZE) as f64 / (1024.0 * 1024.0)
+        (t.sample_pages * PAGE_SIZE) as f64 / (1024.0 * 1024.0),
+        every_nth(every)
     )
+}
+
+/// "every page", "every 2nd page", "every 5th page"...
+fn every_nth(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    match n {
+        0 | 1 => "every page".into(),
+        _ => format!("every {n}{suffix} page"),
+    }
 }
 
 /// A zstd transform at `level`, with the dictionary where given.

@@ -76,7 +76,7 @@ struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 10, requires = "dict")]
     dict_size: usize,
     /// Sample every Nth page of the first half for training.
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
     dict_every: u16,
 }
 
