@@ -17,6 +17,11 @@
 //! The lz4 groups (`lz4-compress`, `lz4-decompress`, variants in `lz4/mod.rs`) run the
 //! same way: `cargo bench --bench acomp_4k -- lz4`, `ACOMP_CALLGRIND=lz4-decompress/lz4-one-shot/text`.
 //!
+//! `acomp-dict` is acomp one-shot with a 64 KiB dictionary trained on a live Python
+//! process's heap pages; the `heap` page, of the same process but not among the samples, is
+//! its case: compare `ACOMP_CALLGRIND=compress/acomp-dict/heap` with
+//! `compress/acomp-one-shot/heap` (see `pages/mod.rs`).
+//!
 //! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
 //! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
 //! collects, divided by N, are the instructions per request.
@@ -44,11 +49,12 @@ use pages::PAGE;
 const LEVEL: i32 = 3;
 
 /// The variants, in the order of the tables.
-const VARIANTS: [&str; 9] = [
+const VARIANTS: [&str; 10] = [
     AcompOneShot::NAME,
     AcompBatch::NAME,
     AcompBuffer::NAME,
     AcompChecksum::NAME,
+    AcompDict::NAME,
     AcompTwoFragments::NAME,
     Floor::NAME,
     ZstdBulk::NAME,
@@ -68,8 +74,8 @@ trait Variant {
     /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
 
-    /// Whether the variant's frames carry a content checksum, and so differ from the
-    /// others' (the check then holds only its round trip).
+    /// Whether the variant's frames differ from the others' (a content checksum, a
+    /// dictionary): the check then holds only its round trip.
     const CHECKSUM: bool = false;
 
     /// Where the last request's output is: `dst`, unless the variant returns its own
@@ -167,44 +173,67 @@ impl Variant for AcompBuffer {
     }
 }
 
-/// acomp one-shot with zstd's content checksum on (`ZstdParams::checksum(true)`): what
-/// catching every corruption costs. Its decompression is given the checksummed frame of the
-/// same page (looked up by the address of the plain frame it is handed: a few instructions).
-struct AcompChecksum {
+/// acomp one-shot on a transform whose frames differ from the plain ones. Its decompression
+/// is given its own frame of the same page (looked up by the address of the plain frame it
+/// is handed: a few instructions).
+struct OwnFrames {
     tfm: Acomp,
     plain: Arc<Acomp>,
     frames: Vec<(*const u8, Vec<u8>)>,
 }
 
-impl AcompChecksum {
-    fn new(plain: &Arc<Acomp>) -> Self {
-        let params = acomp::ZstdParams::default().level(LEVEL).checksum(true);
-        AcompChecksum {
-            tfm: Acomp::with_zstd(params).expect("acomp zstd transform with checksum"),
+impl OwnFrames {
+    fn new(plain: &Arc<Acomp>, params: acomp::ZstdParams) -> Self {
+        OwnFrames {
+            tfm: Acomp::with_zstd(params).expect("acomp zstd transform"),
             plain: plain.clone(),
             frames: Vec::new(),
         }
     }
 
-    /// Where the checksummed frame of the page that `frame` (a plain one) holds is.
+    /// Where this transform's frame of the page that `frame` (a plain one) holds is.
     #[inline(always)]
-    fn summed(&mut self, frame: &[u8]) -> usize {
+    fn own(&mut self, frame: &[u8]) -> usize {
         let at = frame.as_ptr();
         match self.frames.iter().position(|(p, _)| *p == at) {
             Some(i) => i,
             None => {
                 let mut page = vec![0; PAGE];
                 let n = self.plain.decompress_to_buffer(frame, &mut page).unwrap();
-                let mut summed = vec![0; zstd_safe::compress_bound(PAGE)];
-                let m = self
-                    .tfm
-                    .compress_to_buffer(&page[..n], &mut summed)
-                    .unwrap();
-                summed.truncate(m);
-                self.frames.push((at, summed));
+                let mut own = vec![0; zstd_safe::compress_bound(PAGE)];
+                let m = self.tfm.compress_to_buffer(&page[..n], &mut own).unwrap();
+                own.truncate(m);
+                self.frames.push((at, own));
                 self.frames.len() - 1
             }
         }
+    }
+
+    #[inline(always)]
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.tfm
+            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
+            .expect("acomp compress")
+    }
+
+    #[inline(always)]
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        let i = self.own(frame);
+        let src = [IoSlice::new(&self.frames[i].1)];
+        self.tfm
+            .decompress(&src, &mut [IoSliceMut::new(dst)])
+            .expect("acomp decompress")
+    }
+}
+
+/// acomp one-shot with zstd's content checksum on (`ZstdParams::checksum(true)`): what
+/// catching every corruption costs.
+struct AcompChecksum(OwnFrames);
+
+impl AcompChecksum {
+    fn new(plain: &Arc<Acomp>) -> Self {
+        let params = acomp::ZstdParams::default().level(LEVEL).checksum(true);
+        AcompChecksum(OwnFrames::new(plain, params))
     }
 }
 
@@ -213,17 +242,36 @@ impl Variant for AcompChecksum {
     const CHECKSUM: bool = true;
 
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
-        self.tfm
-            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
-            .expect("acomp compress with checksum")
+        self.0.compress(page, dst)
     }
 
     fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
-        let i = self.summed(frame);
-        let src = [IoSlice::new(&self.frames[i].1)];
-        self.tfm
-            .decompress(&src, &mut [IoSliceMut::new(dst)])
-            .expect("acomp decompress with checksum")
+        self.0.decompress(frame, dst)
+    }
+}
+
+/// acomp one-shot with a trained dictionary (`ZstdParams::dictionary`): 64 KiB trained on
+/// a Python process's heap pages (`pages::HEAP_DICT`), the `heap` page not among them.
+struct AcompDict(OwnFrames);
+
+impl AcompDict {
+    fn new(plain: &Arc<Acomp>) -> Self {
+        let dict = acomp::Dictionary::from_bytes(pages::HEAP_DICT).expect("the heap dictionary");
+        let params = acomp::ZstdParams::default().level(LEVEL).dictionary(dict);
+        AcompDict(OwnFrames::new(plain, params))
+    }
+}
+
+impl Variant for AcompDict {
+    const NAME: &'static str = "acomp-dict";
+    const CHECKSUM: bool = true;
+
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
+        self.0.compress(page, dst)
+    }
+
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize {
+        self.0.decompress(frame, dst)
     }
 }
 
@@ -460,6 +508,7 @@ struct Variants {
     batch: AcompBatch,
     buffer: AcompBuffer,
     checksum: AcompChecksum,
+    dict: AcompDict,
     two_frag: AcompTwoFragments,
     floor: Floor,
     bulk: ZstdBulk,
@@ -483,6 +532,7 @@ impl Variants {
             },
             buffer: AcompBuffer(tfm.clone()),
             checksum: AcompChecksum::new(tfm),
+            dict: AcompDict::new(tfm),
             two_frag: AcompTwoFragments(tfm.clone()),
             floor: Floor::new(),
             bulk: ZstdBulk { last: Vec::new() },
@@ -503,6 +553,7 @@ impl Variants {
         f.visit(&mut self.batch);
         f.visit(&mut self.buffer);
         f.visit(&mut self.checksum);
+        f.visit(&mut self.dict);
         f.visit(&mut self.two_frag);
         f.visit(&mut self.floor);
         f.visit(&mut self.bulk);
@@ -587,7 +638,10 @@ struct Inputs {
 
 impl Inputs {
     fn new(tfm: &Arc<Acomp>, lz4_tfm: &Arc<Acomp>) -> Self {
-        let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages().into_iter().unzip();
+        let (kinds, pages): (Vec<_>, Vec<_>) = pages::pages()
+            .into_iter()
+            .chain([("heap", pages::heap())])
+            .unzip();
         let mut acomp = AcompOneShot(tfm.clone());
         let frames = pages
             .iter()

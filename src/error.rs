@@ -72,6 +72,13 @@ pub enum Error {
         /// Which parameter, and why.
         reason: String,
     },
+    /// `EINVAL`: a dictionary that zstd refuses ([`Dictionary::from_bytes`](crate::Dictionary::from_bytes))
+    /// or cannot train ([`Dictionary::train`](crate::Dictionary::train)).
+    #[error("invalid dictionary: {reason}")]
+    Dictionary {
+        /// What zstd refused, and why.
+        reason: String,
+    },
     /// `ENOMEM`: a workspace could not be allocated.
     #[error("out of memory for a workspace")]
     NoMemory,
@@ -118,7 +125,8 @@ impl Error {
             Error::WindowTooLarge { .. }
             | Error::EmptySource
             | Error::UnknownAlgorithm { .. }
-            | Error::InvalidParameter { .. } => ErrorKind::Invalid,
+            | Error::InvalidParameter { .. }
+            | Error::Dictionary { .. } => ErrorKind::Invalid,
             Error::NoMemory => ErrorKind::NoMemory,
         }
     }

@@ -152,7 +152,7 @@ pub use crate::acomp::Acomp;
 // A caller learns the path of a request from `Request::path`.
 pub use crate::alg::Path;
 pub use crate::alg::lz4::Lz4Params;
-pub use crate::alg::zstd::ZstdParams;
+pub use crate::alg::zstd::{Dictionary, ZstdParams};
 pub use crate::error::{Error, ErrorKind};
 pub use crate::request::Request;
 pub use crate::segment::Segment;
@@ -171,4 +171,5 @@ fn _assert_send_sync() {
     assert::<Error>();
     assert::<Stats>();
     assert::<ZstdParams>();
+    assert::<Dictionary>();
 }

@@ -52,6 +52,11 @@ pub struct Stats {
     /// frame has also been decompressed on the stream path (its window buffer); the stream
     /// path's share is bounded by [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
     pub workspace_bytes: usize,
+    /// Bytes of the transform's digested dictionaries (`ZSTD_sizeof_CDict` +
+    /// `ZSTD_sizeof_DDict` of each, see [`ZstdParams::dictionary`](crate::ZstdParams::dictionary)):
+    /// counted once, whatever the number of workspaces, which reference them and hold no
+    /// copy. 0 without dictionaries.
+    pub dictionary_bytes: usize,
 }
 
 /// Prints the counters in three lines, as the main job's report does:
@@ -61,6 +66,9 @@ pub struct Stats {
 /// errors: no_space 0 (rejected early 0), corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
 /// workspaces: 2 of 2 slots, 372 KiB
 /// ```
+///
+/// With dictionaries, the last line ends with their memory, counted once:
+/// `workspaces: 2 of 2 slots, 372 KiB; dictionaries 380 KiB, shared`.
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -85,6 +93,14 @@ impl fmt::Display for Stats {
             self.workspaces,
             self.slots,
             self.workspace_bytes.div_ceil(1024)
-        )
+        )?;
+        if self.dictionary_bytes > 0 {
+            write!(
+                f,
+                "; dictionaries {} KiB, shared",
+                self.dictionary_bytes.div_ceil(1024)
+            )?;
+        }
+        Ok(())
     }
 }

@@ -326,6 +326,7 @@ impl<A: Algorithm> Streams<A> {
     pub(crate) fn stats(&self) -> Stats {
         let mut s = Stats {
             slots: self.slots.len(),
+            dictionary_bytes: self.alg.dictionary_bytes(),
             ..Stats::default()
         };
         for slot in self.slots.iter() {

@@ -1,8 +1,13 @@
 //! Every `unsafe` call of the crate: the CPU number, the CPU count, the libzstd calls that
-//! zstd-safe does not wrap, and liblz4's compression. Each returns plain values; their
-//! meaning is read elsewhere.
+//! zstd-safe does not wrap, liblz4's compression, and the one lifetime a workspace's
+//! context needs to reference a transform's digested dictionaries ([`WithDicts`]). Each
+//! returns plain values; their meaning is read elsewhere.
 
-use zstd_safe::zstd_sys;
+use std::sync::Arc;
+
+use zstd_safe::{CCtx, DCtx, zstd_sys};
+
+use crate::alg::zstd::Digested;
 
 /// The CPU the calling thread runs on (`sched_getcpu(3)`), or `None` where the kernel
 /// cannot tell.
@@ -121,4 +126,65 @@ pub(crate) fn lz4_compress(
         )
     };
     usize::try_from(n).unwrap_or(0)
+}
+
+/// A zstd context (`CCtx<'static>` or `DCtx<'static>`) together with the digested
+/// dictionaries it may reference, which it keeps alive: the context is declared first, so
+/// it is dropped (`ZSTD_freeCCtx` / `ZSTD_freeDCtx`) before the dictionaries can be.
+///
+/// zstd's contexts only point to a referenced `ZSTD_CDict` / `ZSTD_DDict`
+/// (`ZSTD_CCtx_refCDict`, `ZSTD_DCtx_refDDict`), and zstd-safe ties that to a lifetime: a
+/// `CCtx<'a>` references a `&'a CDict`. A workspace's context is `'static`, the dictionaries
+/// live in an `Arc` this type holds; [`WithDicts::with`] lends both for one shorter
+/// lifetime `'x` at a time, so that the context can reference the dictionaries safely, and
+/// nothing that lives less than this value can be put into it.
+pub(crate) struct WithDicts<C> {
+    ctx: C,
+    dicts: Option<Arc<Digested>>,
+}
+
+impl<C> WithDicts<C> {
+    pub(crate) fn new(ctx: C, dicts: Option<Arc<Digested>>) -> Self {
+        WithDicts { ctx, dicts }
+    }
+
+    /// The context itself, to read (its size).
+    pub(crate) fn ctx(&self) -> &C {
+        &self.ctx
+    }
+}
+
+impl WithDicts<CCtx<'static>> {
+    /// Runs `f` on the CCtx and the dictionaries, both borrowed for the same `'x`.
+    #[inline(always)]
+    pub(crate) fn with<R>(
+        &mut self,
+        f: impl for<'x> FnOnce(&'x mut CCtx<'x>, Option<&'x Digested>) -> R,
+    ) -> R {
+        let ctx = std::ptr::from_mut(&mut self.ctx).cast::<CCtx<'_>>();
+        // SAFETY:
+        // - only the lifetime changes: `CCtx<'static>` and `CCtx<'x>` are one type to the
+        //   compiler's layout, and the pointer comes from a live `&mut`, borrowed for `'x`;
+        // - `f` holds for every `'x`, so whatever it leaves in the context (a referenced
+        //   CDict) outlives any `'x`: either `'static`, or borrowed from `self.dicts`, which
+        //   `self` keeps alive for as long as the context (declared after it, dropped after
+        //   it, never replaced);
+        // - `'static` is never handed out: after `f` the context is only reachable through
+        //   `self` again.
+        f(unsafe { &mut *ctx }, self.dicts.as_deref())
+    }
+}
+
+impl WithDicts<DCtx<'static>> {
+    /// Runs `f` on the DCtx and the dictionaries, both borrowed for the same `'x`.
+    #[inline(always)]
+    pub(crate) fn with<R>(
+        &mut self,
+        f: impl for<'x> FnOnce(&'x mut DCtx<'x>, Option<&'x Digested>) -> R,
+    ) -> R {
+        let ctx = std::ptr::from_mut(&mut self.ctx).cast::<DCtx<'_>>();
+        // SAFETY: as in `WithDicts<CCtx>::with`: the same lifetime-only cast, and a
+        // referenced DDict can only come from `self.dicts`, which outlives the context.
+        f(unsafe { &mut *ctx }, self.dicts.as_deref())
+    }
 }

@@ -21,7 +21,7 @@ fn out_of_range_parameters_are_einval() {
         ZstdParams::default().window_log_max(9),
         ZstdParams::default().window_log_max(32),
     ] {
-        let err = Acomp::with_zstd(params).unwrap_err();
+        let err = Acomp::with_zstd(params.clone()).unwrap_err();
         assert_eq!(err.errno(), libc::EINVAL, "{params:?}");
         assert!(matches!(err, Error::InvalidParameter { .. }));
     }

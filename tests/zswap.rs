@@ -7,6 +7,9 @@
 #[path = "../examples/zswap/compare.rs"]
 mod compare;
 #[allow(dead_code)]
+#[path = "../examples/zswap/dict.rs"]
+mod dict;
+#[allow(dead_code)]
 #[path = "../examples/zswap/input.rs"]
 mod input;
 #[allow(dead_code)]
@@ -729,7 +732,7 @@ fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
 fn unit_runs_verify_every_page_and_leave_nothing() {
     let input = unit_input(16 * 4 + 5);
     let params = acomp::ZstdParams::default().block_size_max(4096);
-    let runs = units::run_all(&[16, 4], params, &input, 1).unwrap();
+    let runs = units::run_all(&[16, 4], params.clone(), &input, 1).unwrap();
     assert_eq!(
         runs.iter().map(|r| r.unit_pages).collect::<Vec<_>>(),
         [1, 4, 16]
@@ -750,4 +753,64 @@ fn unit_runs_verify_every_page_and_leave_nothing() {
     }
     assert_eq!(units::parse_block("4K"), Ok(4096));
     assert!(units::parse_block("256K").is_err());
+}
+
+/// Pages shaped like a heap's: records of a header, a pointer into one range and a word.
+fn heap_like(pages: u64) -> Vec<u8> {
+    let mut rng = StdRng::seed_from_u64(14);
+    let words = ["__init__", "return", "kwargs", "append", "module", "object"];
+    let mut data = Vec::new();
+    for _ in 0..pages {
+        let mut page = Vec::with_capacity(PAGE_SIZE + 64);
+        while page.len() < PAGE_SIZE {
+            page.extend_from_slice(&[0x31 + rng.random_range(0..3u8), 0, 0, 0, 0x51, 0, 0, 0]);
+            let ptr = 0x7f3a_5c00_0000u64 + rng.random_range(0..4096u64) * 16;
+            page.extend_from_slice(&ptr.to_le_bytes());
+            page.extend_from_slice(words[rng.random_range(0..words.len())].as_bytes());
+            page.resize(page.len().next_multiple_of(8), 0);
+        }
+        data.extend_from_slice(&page[..PAGE_SIZE]);
+    }
+    data
+}
+
+#[test]
+fn dict_trains_on_the_first_half_and_stores_the_second_with_and_without_it() {
+    let input = Input::from_bytes("heap-like".into(), heap_like(400));
+    let t = dict::train(&input, 4, 16 << 10).unwrap();
+    assert_eq!((t.held_out_from, t.sample_pages), (200, 50));
+    assert!(dict::describe(&t, 4).contains("from 50 pages (0.2 MiB: every 4th page"));
+    let held = dict::held_out(&input, &t);
+    assert_eq!(held.len(), 200);
+    assert_eq!(held.page(0), input.page(200));
+    let rows = dict::held_out_rows(&held, &t).unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "held-out L1",
+            "held-out L1 +dict",
+            "held-out L3",
+            "held-out L3 +dict",
+            "held-out L8",
+            "held-out L8 +dict"
+        ]
+    );
+    for r in &rows {
+        assert_eq!(r.verified_pages, 200, "{}", r.name);
+    }
+    for pair in rows.chunks_exact(2) {
+        assert!(
+            pair[1].compressed_bytes < pair[0].compressed_bytes,
+            "{}",
+            pair[1].name
+        );
+    }
+}
+
+#[test]
+fn dict_from_too_few_pages_is_an_error() {
+    let input = Input::from_bytes("tiny".into(), heap_like(6));
+    let err = dict::train(&input, 1, 64 << 10).unwrap_err();
+    assert!(matches!(err, acomp::Error::Dictionary { .. }), "{err}");
 }

@@ -53,6 +53,21 @@ fn machine_code() -> Vec<u8> {
     elf[start..start + PAGE].to_vec()
 }
 
+/// A page of a live Python process's heap (`../shared/workloads/python_heap.py`, page 43597
+/// of 87149 private anonymous pages, in the second half: not among the dictionary's samples),
+/// of median size among 197 pages of that half at level 3 (690 bytes; 469 with the
+/// dictionary).
+#[allow(dead_code)] // acomp_4k's only
+pub fn heap() -> Vec<u8> {
+    include_bytes!("heap_4096.bin").to_vec()
+}
+
+/// A 64 KiB dictionary trained (`zstd --train --maxdict=65536`, zstd's fastCover trainer as
+/// `Dictionary::train` runs it) on every 20th page of the first half of the same process's
+/// pages, same-filled pages left out: 2137 pages.
+#[allow(dead_code)] // acomp_4k's only
+pub const HEAP_DICT: &[u8] = include_bytes!("heap_dict_65536.bin");
+
 /// File offset and size of the `.text` section of a 64-bit little-endian ELF file.
 fn text_section(elf: &[u8]) -> Option<(usize, usize)> {
     let u16_at = |at: usize| Some(u16::from_le_bytes(elf.get(at..at + 2)?.try_into().ok()?));

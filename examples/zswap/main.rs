@@ -8,6 +8,7 @@
 //! cargo run --release --example zswap                     # pages of its own executable
 //! cargo run --release --example zswap -- --input vm.img   # or of any file
 //! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
+//! cargo run --release --example zswap -- --pid PID --dict   # with a trained dictionary
 //! ```
 //!
 //! `--pid` stores a running process's private memory instead, `--vs-zram` runs the kernel's
@@ -15,6 +16,7 @@
 //! output.
 
 mod compare;
+mod dict;
 mod input;
 mod pool;
 mod report;
@@ -79,6 +81,17 @@ struct Args {
     /// page's load decodes the unit's blocks up to the page's end.
     #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = units::parse_block)]
     unit_block: u32,
+    /// Train a zstd dictionary on a sample of the first half of the pages, add a row with
+    /// it to the side-by-side table, and store the second half (pages not sampled) with
+    /// and without it at levels 1, 3 and 8.
+    #[arg(long)]
+    dict: bool,
+    /// Largest dictionary, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 10, requires = "dict")]
+    dict_size: usize,
+    /// Sample every Nth page of the first half for training.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
+    dict_every: u16,
 }
 
 fn main() -> ExitCode {
@@ -165,7 +178,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let progress = (input.file_len() > PROGRESS_MIN_BYTES)
         .then(|| progress_bar("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})"));
-    let zswap = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
+    let zswap = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
     let opts = workload::Options {
         threads,
         seed: args.seed,
@@ -176,11 +189,14 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     report::print(&input, args.level, &report);
 
     // The side-by-side table: acomp on one thread, then zram, on the same pages.
-    let fresh = Zswap::new(acomp::Acomp::with_zstd(params)?, None);
+    let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
     if args.early_rejection {
-        let probed = Zswap::new(acomp::Acomp::with_zstd(params.early_rejection(true))?, None);
+        let probed = Zswap::new(
+            acomp::Acomp::with_zstd(params.clone().early_rejection(true))?,
+            None,
+        );
         rows.push(compare::acomp_row(
             &format!("{name}, early rejection"),
             &probed,
@@ -192,9 +208,25 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.len()
         );
     }
-    let unit_params = params.block_size_max(args.unit_block);
+    let unit_params = params.clone().block_size_max(args.unit_block);
     let unit_runs = units::run_all(&args.unit, unit_params, &input, args.seed)?;
     rows.extend(unit_runs.iter().map(|r| r.row(args.level)));
+    let mut held_out_rows = Vec::new();
+    if args.dict {
+        let every = usize::from(args.dict_every);
+        let trained = dict::train(&input, every, args.dict_size)?;
+        println!();
+        println!("{}", dict::describe(&trained, every));
+        let with = Zswap::new(dict::transform(args.level, Some(&trained.dict))?, None);
+        let name = format!("acomp L{} +dict", args.level);
+        rows.push(compare::acomp_row(&name, &with, &input));
+        let stats = with.acomp().stats().to_string();
+        println!(
+            "  acomp with the dictionary, after the table's pass: {}",
+            stats.lines().last().unwrap_or_default()
+        );
+        held_out_rows = dict::held_out_rows(&dict::held_out(&input, &trained), &trained)?;
+    }
     let mut zram_unavailable = None;
     if args.vs_zram {
         // SAFETY: geteuid has no preconditions and cannot fail.
@@ -218,6 +250,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
     units::print(&unit_runs);
+    if !held_out_rows.is_empty() {
+        compare::print(&held_out_rows);
+        dict::print_gain(&held_out_rows);
+    }
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
@@ -229,7 +265,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         std::fs::write(path, text + "\n")
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    let table_failed = rows.iter().any(|r| r.verified_pages != r.pages);
+    let table_failed = rows
+        .iter()
+        .chain(&held_out_rows)
+        .any(|r| r.verified_pages != r.pages);
     Ok(if report.ok() && !table_failed {
         ExitCode::SUCCESS
     } else {

@@ -549,7 +549,7 @@ pub fn run_all(
     sizes.dedup();
     sizes
         .into_iter()
-        .map(|n| measure(params, n, input, seed))
+        .map(|n| measure(params.clone(), n, input, seed))
         .collect()
 }
 

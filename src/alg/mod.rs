@@ -105,4 +105,10 @@ pub trait Algorithm: Send + Sync + 'static {
 
     /// Bytes of memory the workspace holds, as the codec counts them (zstd's `sizeof`).
     fn workspace_bytes(&self, ws: &Self::Workspace) -> usize;
+
+    /// Bytes of memory the algorithm holds once for all its workspaces (digested
+    /// dictionaries), as the codec counts them. The default is 0.
+    fn dictionary_bytes(&self) -> usize {
+        0
+    }
 }

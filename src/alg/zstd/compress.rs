@@ -1,11 +1,14 @@
 //! zstd compression: the one-shot path on the workspace's persistent CCtx, and the stream
 //! path, which writes the same frame on every cut.
 
+use std::sync::Arc;
+
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::BLOCK_SIZE_MAX;
-use super::{ZstdParams, zstd_error};
+use super::{Digested, ZstdParams, zstd_error};
+use crate::sys::WithDicts;
 use crate::{Error, Walk, sys};
 
 /// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`, or the
@@ -19,11 +22,14 @@ pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
         .min(BLOCK_SIZE_MAX) as usize
 }
 
-/// The workspace's CCtx, created on first use with the transform's parameters set once.
+/// The workspace's CCtx, created on first use with the transform's parameters set once and
+/// the transform's CDict referenced (`ZSTD_CCtx_refCDict`: kept through session resets, used
+/// for every frame).
 pub(super) fn cctx<'w>(
     params: &ZstdParams,
-    slot: &'w mut Option<CCtx<'static>>,
-) -> Result<&'w mut CCtx<'static>, Error> {
+    dicts: &Option<Arc<Digested>>,
+    slot: &'w mut Option<WithDicts<CCtx<'static>>>,
+) -> Result<&'w mut WithDicts<CCtx<'static>>, Error> {
     if slot.is_none() {
         let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
         for param in [
@@ -43,6 +49,14 @@ pub(super) fn cctx<'w>(
             cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
                 .map_err(|c| zstd_error(c, 0))?;
         }
+        let mut cctx = WithDicts::new(cctx, dicts.clone());
+        cctx.with(|cctx, dicts| match dicts.and_then(Digested::cdict) {
+            Some(cdict) => cctx
+                .ref_cdict(cdict)
+                .map(drop)
+                .map_err(|c| zstd_error(c, 0)),
+            None => Ok(()),
+        })?;
         *slot = Some(cctx);
     }
     Ok(slot.as_mut().expect("created above"))
@@ -55,7 +69,7 @@ pub(super) fn cctx<'w>(
 /// depend on the cut. A destination smaller than the bound gets the frame through `frame`,
 /// a buffer of the workspace, and a copy of it when it fits.
 pub(super) fn compress_one_shot(
-    cctx: &mut CCtx<'static>,
+    cctx: &mut CCtx<'_>,
     frame: &mut Vec<u8>,
     src: &[u8],
     dst: &mut [u8],
@@ -92,7 +106,7 @@ pub(super) fn compress_one_shot(
 /// (Given all the data with `ZSTD_e_end` and room for `ZSTD_compressBound`, zstd compresses
 /// it in one pass instead, which gives other bytes on inputs of more than a block.)
 pub(super) fn compress_stream(
-    cctx: &mut CCtx<'static>,
+    cctx: &mut CCtx<'_>,
     scratch: &mut [u8],
     walk: &mut Walk<'_, '_>,
 ) -> Result<(), Error> {

@@ -1,26 +1,31 @@
 //! zstd decompression: the one-shot path, and the stream loop that serves every other
 //! request and range reads, with acomp reading the frame structure itself as it feeds zstd.
 
+use std::sync::Arc;
+
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::{
     self, BLOCK_HEADER, BlockHeader, CHECKSUM, FRAME_HEADER_MAX, FrameHeader, SKIPPABLE_HEADER,
 };
-use super::{Zstd, ZstdParams, zstd_error};
+use super::{Digested, Zstd, ZstdParams, zstd_error};
 use crate::segment::SegmentCursor;
+use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk};
 
-/// The workspace's DCtx, created on first use with the window limit set once.
+/// The workspace's DCtx, created on first use with the window limit set once. With
+/// dictionaries, each frame's DDict is referenced before the frame ([`select`]).
 pub(super) fn dctx<'w>(
     params: &ZstdParams,
-    slot: &'w mut Option<DCtx<'static>>,
-) -> Result<&'w mut DCtx<'static>, Error> {
+    dicts: &Option<Arc<Digested>>,
+    slot: &'w mut Option<WithDicts<DCtx<'static>>>,
+) -> Result<&'w mut WithDicts<DCtx<'static>>, Error> {
     if slot.is_none() {
         let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
         dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
             .map_err(|c| zstd_error(c, 0))?;
-        *slot = Some(dctx);
+        *slot = Some(WithDicts::new(dctx, dicts.clone()));
     }
     Ok(slot.as_mut().expect("created above"))
 }
@@ -37,9 +42,10 @@ impl Zstd {
     /// copying matches 32 bytes at a time (`ZSTD_wildcopy`). In a destination larger than
     /// the output those bytes stay behind; within exactly the output, later output covers
     /// them. A frame without content size gives no such bound, so it streams.
-    pub(super) fn decompress_one_shot(
+    pub(super) fn decompress_one_shot<'x>(
         &self,
-        dctx: &mut DCtx<'static>,
+        dctx: &mut DCtx<'x>,
+        dicts: Option<&'x Digested>,
         src: &[u8],
         dst: &mut [u8],
     ) -> Option<usize> {
@@ -50,6 +56,9 @@ impl Zstd {
         let size = usize::try_from(content_size)
             .ok()
             .filter(|&s| s <= dst.len())?;
+        if let Some(dicts) = dicts {
+            select(dctx, dicts, frame::dict_id(src)?).ok()?;
+        }
         // zstd checks the content size against the blocks here itself.
         dctx.decompress(&mut dst[..size], src).ok()
     }
@@ -58,14 +67,15 @@ impl Zstd {
     /// Output past the end of the destination goes to the scratch buffer, only to learn
     /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
     /// needed, else the source's own error.
-    pub(super) fn decompress_stream(
+    pub(super) fn decompress_stream<'x>(
         &self,
-        dctx: &mut DCtx<'static>,
+        dctx: &mut DCtx<'x>,
+        dicts: Option<&'x Digested>,
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
     ) -> Result<(), Error> {
         let mut sink = Destination::default();
-        self.stream_frames(dctx, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
         if sink.overflow > 0 {
             return Err(Error::NoSpace {
                 needed: Some(walk.produced() as u64 + sink.overflow),
@@ -77,9 +87,10 @@ impl Zstd {
 
     /// Decodes the first frame of the walk's source into `segments`; returns the extent
     /// offset where the output stopped (see [`Range`] for when that is early).
-    pub(super) fn decompress_range(
+    pub(super) fn decompress_range<'x>(
         &self,
-        dctx: &mut DCtx<'static>,
+        dctx: &mut DCtx<'x>,
+        dicts: Option<&'x Digested>,
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
@@ -88,7 +99,7 @@ impl Zstd {
             cursor: SegmentCursor::new(segments),
             overrun: 0,
         };
-        self.stream_frames(dctx, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
         Ok(sink.cursor.pos())
     }
 
@@ -101,9 +112,10 @@ impl Zstd {
     /// zstd's single-pass shortcut never runs), then each block with its header checked
     /// against the block maximum, then the checksum. At each frame's end it checks the
     /// content size the header declared. Input that ends inside a frame is corrupt.
-    fn stream_frames(
+    fn stream_frames<'x>(
         &self,
-        dctx: &mut DCtx<'static>,
+        dctx: &mut DCtx<'x>,
+        dicts: Option<&'x Digested>,
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         sink: &mut impl Sink,
@@ -124,7 +136,13 @@ impl Zstd {
             let f = match &mut frame {
                 Some(f) => f,
                 None if walk.src_remaining() == 0 => return Ok(()),
-                None => frame.insert(self.open_frame(walk)?),
+                None => {
+                    let f = self.open_frame(walk)?;
+                    if let Some(dicts) = dicts.filter(|_| !f.skippable) {
+                        select(dctx, dicts, f.dict_id)?;
+                    }
+                    frame.insert(f)
+                }
             };
             if sink.stop(f) {
                 return Ok(());
@@ -190,12 +208,14 @@ impl Zstd {
                 window,
                 content_size,
                 checksum,
+                dict_id,
             } => {
                 if window > limit {
                     return Err(Error::WindowTooLarge { window, limit });
                 }
                 Ok(FrameCursor {
                     skippable: false,
+                    dict_id,
                     content_size,
                     block_max: frame::block_max(window),
                     checksum,
@@ -207,6 +227,7 @@ impl Zstd {
             }
             FrameHeader::Skippable { size } => Ok(FrameCursor {
                 skippable: true,
+                dict_id: 0,
                 content_size: Some(0),
                 block_max: 0,
                 checksum: false,
@@ -240,6 +261,32 @@ const CONTENT_SIZE_MISMATCH: Error = Error::Corrupt {
     detail: "frame content size does not match its blocks",
 };
 
+/// A frame whose header names a dictionary ID (RFC 8878 §3.1.1.1.3) that the transform has
+/// no dictionary for.
+const UNKNOWN_DICTIONARY: Error = Error::Corrupt {
+    detail: "frame names a dictionary this transform lacks",
+};
+
+/// References the DDict a frame naming dictionary `id` is read with (none for 0 without a
+/// raw-content dictionary), before zstd reads the frame. acomp picks it itself, from the
+/// header it read: zstd's own pick (`ZSTD_d_refMultipleDDicts`) happens on its streaming
+/// path only, after its one-shot decoder has already loaded the previous DDict's tables.
+/// zstd takes a new reference only between frames; a range read that stopped mid-frame
+/// leaves the stream inside one, so a refusal gets a session reset and a second try.
+fn select<'x>(dctx: &mut DCtx<'x>, dicts: &'x Digested, id: u32) -> Result<(), Error> {
+    let ddict = dicts.ddict(id).map_err(|()| UNKNOWN_DICTIONARY)?;
+    let set = |dctx: &mut DCtx<'x>| match ddict {
+        Some(ddict) => dctx.ref_ddict(ddict),
+        None => dctx.disable_dictionary(),
+    };
+    if set(dctx).is_err() {
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zstd_error(c, 0))?;
+        set(dctx).map_err(|c| zstd_error(c, 0))?;
+    }
+    Ok(())
+}
+
 /// A block whose `Block_Size` exceeds the frame's `Block_Maximum_Size` (§3.1.1.2.4).
 /// libzstd's one-shot decoder takes such a raw or RLE block; its streaming decoder refuses
 /// it or not depending on how the input is cut.
@@ -262,6 +309,8 @@ const FRAME_LONGER_THAN_BLOCKS: Error = Error::Corrupt {
 #[derive(Debug)]
 struct FrameCursor {
     skippable: bool,
+    /// The dictionary ID the header names (0: none).
+    dict_id: u32,
     /// The content size the header declares (0 for a skippable frame).
     content_size: Option<u64>,
     block_max: u64,

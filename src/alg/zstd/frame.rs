@@ -52,6 +52,8 @@ pub(super) enum FrameHeader {
         content_size: Option<u64>,
         /// Whether the frame ends with a content checksum.
         checksum: bool,
+        /// The dictionary ID the header names; 0 where it names none.
+        dict_id: u32,
     },
     /// A skippable frame (§3.1.2) of `size` bytes after its 8-byte header.
     Skippable { size: u32 },
@@ -83,6 +85,7 @@ impl FrameHeader {
             content_size: (h.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN as u64)
                 .then_some(h.frameContentSize),
             checksum: h.checksumFlag != 0,
+            dict_id: h.dictID,
         }
     }
 }
@@ -219,6 +222,20 @@ fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
         pos += CHECKSUM;
     }
     (pos == src.len()).then_some((content_size, window))
+}
+
+/// The dictionary ID in the header of a frame [`single_frame`] accepted (§3.1.1.1.3): 0
+/// where the header names none; `None` only where `src` is not such a frame.
+#[inline]
+pub(super) fn dict_id(src: &[u8]) -> Option<u32> {
+    let fhd = *src.get(4)?;
+    let pos = if fhd & FHD_SINGLE_SEGMENT != 0 { 5 } else { 6 };
+    Some(match fhd & FHD_DICT_ID {
+        0 => 0,
+        1 => u32::from(*src.get(pos)?),
+        2 => u32::from(u16::from_le_bytes(src.get(pos..pos + 2)?.try_into().ok()?)),
+        _ => u32::from_le_bytes(src.get(pos..pos + 4)?.try_into().ok()?),
+    })
 }
 
 /// The window a window descriptor byte declares (§3.1.1.1.2): 2^(10 + exponent) bytes plus

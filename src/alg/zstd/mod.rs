@@ -25,14 +25,20 @@
 
 mod compress;
 mod decompress;
+mod dictionary;
 mod frame;
 mod params;
+
+use std::sync::Arc;
 
 use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
 use zstd_safe::{CCtx, DCtx, ResetDirective};
 
+pub use self::dictionary::Dictionary;
+pub(crate) use self::dictionary::Digested;
 pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
 use super::{Algorithm, Path};
+use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
 /// Size of a workspace's scratch buffer: one page.
@@ -42,6 +48,8 @@ const SCRATCH_BYTES: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct Zstd {
     params: ZstdParams,
+    /// The dictionaries, digested once; every workspace's contexts reference them.
+    dicts: Option<Arc<Digested>>,
 }
 
 impl Zstd {
@@ -49,10 +57,13 @@ impl Zstd {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] where a parameter is out of range.
+    /// [`Error::InvalidParameter`] where a parameter is out of range or two different
+    /// dictionaries have the same ID; [`Error::NoMemory`] where a dictionary cannot be
+    /// digested.
     pub fn new(params: ZstdParams) -> Result<Self, Error> {
         params.validate()?;
-        Ok(Zstd { params })
+        let dicts = Digested::new(&params)?;
+        Ok(Zstd { params, dicts })
     }
 
     /// The parameters.
@@ -89,11 +100,12 @@ pub(crate) fn zstd_error(code: usize, capacity: usize) -> Error {
 }
 
 /// A zstd workspace: a persistent CCtx and DCtx, each created on first use with the
-/// transform's parameters set once, a one-page scratch buffer, and the frame buffer of the
-/// one-shot compression.
+/// transform's parameters set once (and referencing the transform's digested dictionaries,
+/// never a copy), a one-page scratch buffer, and the frame buffer of the one-shot
+/// compression.
 pub struct ZstdWorkspace {
-    cctx: Option<CCtx<'static>>,
-    dctx: Option<DCtx<'static>>,
+    cctx: Option<WithDicts<CCtx<'static>>>,
+    dctx: Option<WithDicts<DCtx<'static>>>,
     /// Where output goes that has no destination: the part of a range read before or
     /// between segments, and output past a full destination while the rest is checked.
     scratch: Box<[u8]>,
@@ -142,30 +154,37 @@ impl Algorithm for Zstd {
                 capacity: walk.dlen(),
             });
         }
-        let cctx = compress::cctx(&self.params, &mut ws.cctx)?;
-        if walk.slen() <= compress::one_shot_compress_max(&self.params) {
-            if let Some((src, dst)) = walk.one_shot() {
-                let n = compress::compress_one_shot(cctx, &mut ws.frame, src, dst)?;
-                walk.done_src(src.len());
-                walk.done_dst(n);
-                return Ok(Path::OneShot);
+        let cctx = compress::cctx(&self.params, &self.dicts, &mut ws.cctx)?;
+        let (frame, scratch) = (&mut ws.frame, &mut ws.scratch);
+        let one_shot_max = compress::one_shot_compress_max(&self.params);
+        cctx.with(|cctx, _| {
+            if walk.slen() <= one_shot_max {
+                if let Some((src, dst)) = walk.one_shot() {
+                    let n = compress::compress_one_shot(cctx, frame, src, dst)?;
+                    walk.done_src(src.len());
+                    walk.done_dst(n);
+                    return Ok(Path::OneShot);
+                }
             }
-        }
-        compress::compress_stream(cctx, &mut ws.scratch, walk)?;
-        Ok(Path::Stream)
+            compress::compress_stream(cctx, scratch, walk)?;
+            Ok(Path::Stream)
+        })
     }
 
     fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        let dctx = decompress::dctx(&self.params, &mut ws.dctx)?;
-        if let Some((src, dst)) = walk.one_shot() {
-            if let Some(n) = self.decompress_one_shot(dctx, src, dst) {
-                walk.done_src(src.len());
-                walk.done_dst(n);
-                return Ok(Path::OneShot);
+        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let scratch = &mut ws.scratch;
+        dctx.with(|dctx, dicts| {
+            if let Some((src, dst)) = walk.one_shot() {
+                if let Some(n) = self.decompress_one_shot(dctx, dicts, src, dst) {
+                    walk.done_src(src.len());
+                    walk.done_dst(n);
+                    return Ok(Path::OneShot);
+                }
             }
-        }
-        self.decompress_stream(dctx, &mut ws.scratch, walk)?;
-        Ok(Path::Stream)
+            self.decompress_stream(dctx, dicts, scratch, walk)?;
+            Ok(Path::Stream)
+        })
     }
 
     fn decompress_range(
@@ -174,8 +193,9 @@ impl Algorithm for Zstd {
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
     ) -> Result<u64, Error> {
-        let dctx = decompress::dctx(&self.params, &mut ws.dctx)?;
-        Zstd::decompress_range(self, dctx, &mut ws.scratch, walk, segments)
+        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let scratch = &mut ws.scratch;
+        dctx.with(|dctx, dicts| Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments))
     }
 
     fn compress_bound(&self, slen: usize) -> usize {
@@ -188,19 +208,28 @@ impl Algorithm for Zstd {
 
     fn reset(&self, ws: &mut ZstdWorkspace) {
         // A session reset cannot fail; a failure here would surface on the next request.
+        // It keeps referenced dictionaries (a parameter reset would drop them).
         if let Some(c) = ws.cctx.as_mut() {
-            let _ = c.reset(ResetDirective::SessionOnly);
+            c.with(|c, _| {
+                let _ = c.reset(ResetDirective::SessionOnly);
+            });
         }
         if let Some(d) = ws.dctx.as_mut() {
-            let _ = d.reset(ResetDirective::SessionOnly);
+            d.with(|d, _| {
+                let _ = d.reset(ResetDirective::SessionOnly);
+            });
         }
     }
 
     fn workspace_bytes(&self, ws: &ZstdWorkspace) -> usize {
-        ws.cctx.as_ref().map_or(0, |c| c.sizeof())
-            + ws.dctx.as_ref().map_or(0, |d| d.sizeof())
+        ws.cctx.as_ref().map_or(0, |c| c.ctx().sizeof())
+            + ws.dctx.as_ref().map_or(0, |d| d.ctx().sizeof())
             + ws.scratch.len()
             + ws.frame.capacity()
+    }
+
+    fn dictionary_bytes(&self) -> usize {
+        self.dicts.as_ref().map_or(0, |d| d.bytes())
     }
 }
 

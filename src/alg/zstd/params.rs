@@ -4,6 +4,7 @@ use zstd_safe::zstd_sys::{
     ZSTD_BLOCKSIZE_MAX, ZSTD_BLOCKSIZE_MAX_MIN, ZSTD_WINDOWLOG_MAX_64, ZSTD_WINDOWLOG_MIN,
 };
 
+use super::Dictionary;
 use crate::Error;
 
 /// The kernel's `ZSTD_DEF_LEVEL`.
@@ -31,7 +32,7 @@ pub(super) const BLOCK_SIZE_MAX_RANGE: std::ops::RangeInclusive<u32> =
 /// let tfm = acomp::Acomp::with_zstd(params).unwrap();
 /// # let _ = tfm;
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ZstdParams {
     pub(super) level: i32,
     pub(super) checksum: bool,
@@ -39,11 +40,14 @@ pub struct ZstdParams {
     pub(super) window_log_max: u32,
     pub(super) early_rejection: bool,
     pub(super) block_size_max: Option<u32>,
+    /// See `dictionary.rs`.
+    pub(super) dictionary: Option<Dictionary>,
+    pub(super) older: Vec<Dictionary>,
 }
 
 impl Default for ZstdParams {
     /// Level 3, no checksum, content size in the header, window log limit 23, no early
-    /// rejection, zstd's own block limit (128 KiB).
+    /// rejection, zstd's own block limit (128 KiB), no dictionary.
     fn default() -> Self {
         ZstdParams {
             level: DEFAULT_LEVEL,
@@ -52,6 +56,8 @@ impl Default for ZstdParams {
             window_log_max: DEFAULT_WINDOW_LOG_MAX,
             early_rejection: false,
             block_size_max: None,
+            dictionary: None,
+            older: Vec::new(),
         }
     }
 }

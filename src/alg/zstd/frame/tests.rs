@@ -168,3 +168,38 @@ fn skippable_and_incomplete_headers() {
         FrameHeader::Invalid(_)
     ));
 }
+
+/// `dict_id` reads the field `ZSTD_getFrameHeader` reads, for every field size, with and
+/// without a window descriptor.
+#[test]
+fn dict_id_reads_what_zstd_reads() {
+    for (flag, id) in [(0u8, 0u32), (1, 0xab), (2, 0xabcd), (3, 0x89ab_cdef)] {
+        for single_segment in [false, true] {
+            let mut frame = ZSTD_MAGICNUMBER.to_le_bytes().to_vec();
+            frame.push(
+                flag | if single_segment {
+                    FHD_SINGLE_SEGMENT
+                } else {
+                    0
+                },
+            );
+            if !single_segment {
+                frame.push(0); // window 1 KiB
+            }
+            let size = [0, 1, 2, 4][usize::from(flag)];
+            frame.extend_from_slice(&id.to_le_bytes()[..size]);
+            if single_segment {
+                frame.push(0); // content size 0
+            }
+            frame.extend_from_slice(&[1, 0, 0]); // last block: raw, empty
+            let FrameHeader::Frame { dict_id: read, .. } = FrameHeader::read(&frame) else {
+                panic!("flag {flag}: not a frame");
+            };
+            assert_eq!(read, id, "flag {flag}");
+            if single_segment {
+                assert!(single_frame(&frame).is_some());
+                assert_eq!(dict_id(&frame), Some(id), "flag {flag}");
+            }
+        }
+    }
+}
