@@ -121,12 +121,15 @@
 //! # Ok::<(), acomp::Error>(())
 //! ```
 //!
-//! libzstd's C code is compiled at the optimisation level of the profile that builds it:
-//! a debug build of a crate that depends on acomp runs zstd unoptimised, several times
-//! slower. Put this in the dependent crate's `Cargo.toml` (the test profile inherits it):
+//! libzstd's and liblz4's C code is compiled at the optimisation level of the profile that
+//! builds it: a debug build of a crate that depends on acomp runs them unoptimised, several
+//! times slower. Put this in the dependent crate's `Cargo.toml` (the test profile inherits it):
 //!
 //! ```toml
 //! [profile.dev.package.zstd-sys]
+//! opt-level = 3
+//!
+//! [profile.dev.package.lz4-sys]   # where you use "lz4"
 //! opt-level = 3
 //! ```
 #![deny(missing_docs, missing_debug_implementations)]
