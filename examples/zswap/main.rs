@@ -65,6 +65,11 @@ struct Args {
     /// zstd compression level, for acomp and the raw baseline alike.
     #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
     level: i32,
+    /// Also measure acomp with these other algorithms (`--alg lz4`: raw LZ4 blocks, as zram
+    /// and zswap store them, acceleration 1): a row each in the side-by-side table, beside
+    /// zram's row of the same algorithm with `--vs-zram`. The main workload stays zstd.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    alg: Vec<String>,
     /// Also measure acomp with early rejection (`ZstdParams::early_rejection`): a row of
     /// its own in the side-by-side table, with the pages it refused.
     #[arg(long)]
@@ -154,6 +159,10 @@ fn snapshot(pid: i32) -> Result<Input, snapshot::SnapshotError> {
 }
 
 fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    // An unknown `--alg` fails now, not after the whole run.
+    for alg in &args.alg {
+        acomp::Acomp::new(alg)?;
+    }
     if args.vs_zram {
         zram::handle_ctrl_c()?;
     }
@@ -192,6 +201,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
+    for alg in &args.alg {
+        let other = Zswap::new(acomp::Acomp::new(alg)?, None);
+        rows.push(compare::acomp_row(&format!("acomp {alg}"), &other, &input));
+    }
     if args.early_rejection {
         let probed = Zswap::new(
             acomp::Acomp::with_zstd(params.clone().early_rejection(true))?,
