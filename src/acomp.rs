@@ -227,8 +227,11 @@ impl Acomp {
     /// - Segments are sorted by offset and do not overlap; gaps between them, and before the
     ///   first, are allowed. Output that falls there goes to a small scratch buffer of the
     ///   workspace; everything else is written by zstd straight into the segments.
-    /// - Decoding stops as soon as the last segment is full: the rest of the extent is not
-    ///   decoded (nor checked).
+    /// - Once the last segment is full, decoding stops early where the frame's content goes
+    ///   on past it (known from the declared content size or, without one, from one more
+    ///   byte of output): the rest of the extent is then not decoded (nor checked). Where
+    ///   the segments reach the content's end, the frame is decoded to its end and checked
+    ///   (last block, checksum, content size) as [`decompress`](Acomp::decompress) does.
     /// - If the frame ends before the segments do, the rest of them is zero-filled (as btrfs
     ///   does), and the zero fill is not counted in the result.
     /// - Bytes after the first frame (an extent padded to its sector size) are ignored;
@@ -261,7 +264,7 @@ impl Acomp {
     /// - [`Error::InvalidParameter`] (`EINVAL`): segments out of order or overlapping.
     /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
     /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt or truncated input
-    ///   met before the last segment is full (past that point nothing is decoded).
+    ///   met before the read stops (above).
     /// - [`Error::NoMemory`] (`ENOMEM`).
     pub fn decompress_range(
         &self,

@@ -26,8 +26,9 @@ pub enum Error {
     ///
     /// `needed` is the exact size of the whole output in bytes: compression finished the
     /// frame (in scratch memory) to learn it, decompression decoded and checked the rest of
-    /// the source. `None` only from an [`Algorithm`](crate::alg::Algorithm) that cannot
-    /// tell.
+    /// the source. It is `None` only where a compression was refused by early rejection
+    /// without compressing ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection),
+    /// off by default), or from an [`Algorithm`](crate::alg::Algorithm) that cannot tell.
     #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
     NoSpace {
         /// Bytes the output needs, where known.

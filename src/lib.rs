@@ -21,7 +21,8 @@
 //! - Fragmentation never changes the outcome: the same source bytes and destination
 //!   capacity give the same output bytes or the same error kind, however either side is cut.
 //! - Errors come in four kinds ([`Error::kind`], [`Error::errno`]): `ENOSPC` (a larger
-//!   destination could succeed; `needed` says how large), `EBADMSG` (corrupt input: no
+//!   destination could succeed; `needed` says how large, but for a compression refused by
+//!   early rejection, off by default), `EBADMSG` (corrupt input: no
 //!   destination could), `EINVAL` (invalid request or parameters, an empty source to
 //!   decompress, a frame window over the limit), `ENOMEM`. Never success with partial
 //!   output: on `Ok(n)` all of every frame was decoded and checked as far as the format
@@ -31,8 +32,10 @@
 //!   disagrees with the declared content size, bytes after the last frame, a missing
 //!   dictionary. A change *inside* a block's content that keeps the format valid is caught
 //!   only by a checksum: **with the default parameters (no checksum) such a frame can
-//!   decode as `Ok` with other bytes of the same length** (in a raw block always; in a
-//!   compressed block whenever zstd's entropy decoders do not trip on it). With
+//!   decode as `Ok` with other bytes** (in a raw block always; in a compressed block
+//!   whenever zstd's entropy decoders do not trip on it), of the declared length where the
+//!   header declares the content size (the default), of any length where it does not
+//!   ([`ZstdParams::content_size`]`(false)`). With
 //!   [`ZstdParams::checksum`]`(true)` every frame ends with XXH64 of its content (the low
 //!   32 bits), and any such change is `EBADMSG` but for one in 2^32. The checksum costs
 //!   about 4,100 instructions per 4 KiB page each way (XXH64 runs at about one
