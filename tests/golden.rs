@@ -4,36 +4,11 @@
 mod common;
 
 use acomp::{Acomp, Error, ZstdParams};
-use common::{CUTS, Cut, compress, decompress, sha256_hex, testdata};
-
-struct Row {
-    source: String,
-    direction: String,
-    expect: String,
-    size: usize,
-    sha256: String,
-    note: String,
-}
+use common::{CUTS, Cut, Row, compress, decompress, expected_rows, sha256_hex, testdata};
 
 fn rows() -> Option<(std::path::PathBuf, Vec<Row>)> {
     let dir = testdata()?;
-    let text = std::fs::read_to_string(dir.join("EXPECTED.tsv")).expect("EXPECTED.tsv");
-    let rows = text
-        .lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Row {
-                source: f[0].to_owned(),
-                direction: f[1].to_owned(),
-                expect: f[2].to_owned(),
-                size: f[3].parse().unwrap_or(0),
-                sha256: f[4].to_owned(),
-                note: f.get(5).copied().unwrap_or("").to_owned(),
-            }
-        })
-        .collect();
+    let rows = expected_rows(&dir);
     Some((dir, rows))
 }
 

@@ -9,20 +9,11 @@ use std::io::IoSlice;
 use std::path::PathBuf;
 
 use acomp::{Acomp, Error};
-use common::{CUTS, Cut, sha256_hex, split, split_mut};
+use common::{CUTS, Cut, Row, expected_rows, sha256_hex, split, split_mut};
 
 /// What a reused destination holds before each request: no byte of it may come back as
 /// output, and none past the output may change.
 const CANARY: u8 = 0xA5;
-
-struct Row {
-    source: String,
-    direction: String,
-    expect: String,
-    size: usize,
-    sha256: String,
-    note: String,
-}
 
 fn testdata() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/lz4");
@@ -35,25 +26,6 @@ fn testdata() -> Option<PathBuf> {
         );
         None
     }
-}
-
-fn rows(dir: &std::path::Path) -> Vec<Row> {
-    let text = std::fs::read_to_string(dir.join("EXPECTED.tsv")).expect("EXPECTED.tsv");
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Row {
-                source: f[0].to_owned(),
-                direction: f[1].to_owned(),
-                expect: f[2].to_owned(),
-                size: f[3].parse().unwrap_or(0),
-                sha256: f[4].to_owned(),
-                note: f.get(5).copied().unwrap_or("").to_owned(),
-            }
-        })
-        .collect()
 }
 
 /// The source cuts of a block: the common five, plus every two-fragment split of a block
@@ -185,7 +157,7 @@ fn check_round_trip(tfm: &Acomp, row: &Row, plain: &[u8]) {
 #[test]
 fn every_expected_lz4_row_on_every_cut() {
     let Some(dir) = testdata() else { return };
-    let rows = rows(&dir);
+    let rows = expected_rows(&dir);
     assert!(rows.len() >= 50, "EXPECTED.tsv has {} rows", rows.len());
     let tfm = Acomp::new("lz4").unwrap();
     for row in &rows {

@@ -286,3 +286,35 @@ pub fn declared_window(frame: &[u8]) -> u64 {
         base + (base >> 3) * u64::from(wd & 7)
     }
 }
+
+/// One row of an `EXPECTED.tsv` of the shared test data (see its README): the source file,
+/// the direction, the outcome, and for `ok` the output's size and SHA-256.
+#[derive(Debug)]
+pub struct Row {
+    pub source: String,
+    pub direction: String,
+    pub expect: String,
+    pub size: usize,
+    pub sha256: String,
+    pub note: String,
+}
+
+/// The rows of `dir/EXPECTED.tsv`, its header line left out.
+pub fn expected_rows(dir: &std::path::Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(dir.join("EXPECTED.tsv")).expect("EXPECTED.tsv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Row {
+                source: f[0].to_owned(),
+                direction: f[1].to_owned(),
+                expect: f[2].to_owned(),
+                size: f[3].parse().unwrap_or(0),
+                sha256: f[4].to_owned(),
+                note: f.get(5).copied().unwrap_or("").to_owned(),
+            }
+        })
+        .collect()
+}

@@ -3,7 +3,7 @@
 //! through buffers of the workspace. The block is the same on every cut.
 
 use super::decompress::scatter;
-use super::{Lz4, Lz4Workspace, grow};
+use super::{Lz4, Lz4Workspace, grow, linear_src};
 use crate::{Error, Walk, sys};
 
 impl Lz4 {
@@ -30,13 +30,7 @@ impl Lz4 {
             walk.done_dst(n);
             return Ok(true);
         }
-        let src: &[u8] = if walk.next_src().len() == slen {
-            walk.next_src()
-        } else {
-            let buf = grow(&mut ws.src, slen)?;
-            walk.peek_src(buf);
-            buf
-        };
+        let src = linear_src(walk, &mut ws.src)?;
         let dlen = walk.dlen();
         let dst = walk.next_dst();
         let n = if dst.len() == dlen {

@@ -2,7 +2,7 @@
 //! path for requests of several fragments, through buffers of the workspace.
 
 use super::block::{self, Stop};
-use super::{Lz4, Lz4Workspace, grow};
+use super::{Lz4, Lz4Workspace, grow, linear_src};
 use crate::{Error, Walk};
 
 impl Lz4 {
@@ -29,13 +29,7 @@ impl Lz4 {
     ) -> Result<(), Error> {
         let slen = walk.slen();
         self.check_source(slen)?;
-        let src: &[u8] = if walk.next_src().len() == slen {
-            walk.next_src()
-        } else {
-            let buf = grow(&mut ws.src, slen)?;
-            walk.peek_src(buf);
-            buf
-        };
+        let src = linear_src(walk, &mut ws.src)?;
         let dlen = walk.dlen();
         let dst = walk.next_dst();
         if dst.len() == dlen {

@@ -164,6 +164,18 @@ fn _assert_send_sync() {
 }
 
 /// The first `len` bytes of `buf`, grown (zero-filled) to that size where shorter.
+/// The whole source of `walk` as one slice: its one fragment where it is in one, else a
+/// copy of it in `buf` (grown to fit), as the kernel's scomp layer linearises a scatterlist.
+fn linear_src<'s>(walk: &Walk<'s, '_>, buf: &'s mut Vec<u8>) -> Result<&'s [u8], Error> {
+    let slen = walk.slen();
+    if walk.next_src().len() == slen {
+        return Ok(walk.next_src());
+    }
+    let copy = grow(buf, slen)?;
+    walk.peek_src(copy);
+    Ok(copy)
+}
+
 fn grow(buf: &mut Vec<u8>, len: usize) -> Result<&mut [u8], Error> {
     if buf.len() < len {
         buf.try_reserve_exact(len - buf.len())
