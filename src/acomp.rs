@@ -209,13 +209,12 @@ impl Acomp {
         src: &[IoSlice<'_>],
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
+        let kind = RequestKind::Decompress;
         let mut walk = Walk::new(src, dst);
-        if walk.slen() == 0 {
-            return Err(self
-                .inner
-                .refuse(RequestKind::Decompress, Error::EmptySource));
+        if let Some(e) = kind.refusal(&walk) {
+            return Err(self.inner.refuse(kind, e));
         }
-        self.inner.request(RequestKind::Decompress, &mut walk)?;
+        self.inner.request(kind, &mut walk)?;
         Ok(walk.produced())
     }
 
@@ -276,8 +275,8 @@ impl Acomp {
             return Err(self.inner.refuse(kind, e));
         }
         let mut walk = Walk::new(src, &mut []);
-        if walk.slen() == 0 {
-            return Err(self.inner.refuse(kind, Error::EmptySource));
+        if let Some(e) = kind.refusal(&walk) {
+            return Err(self.inner.refuse(kind, e));
         }
         let end = self.inner.range(&mut walk, segments)?;
         // Outside the workspace lock: the zero fill past the frame's end.

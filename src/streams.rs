@@ -27,6 +27,15 @@ pub(crate) enum RequestKind {
     Range,
 }
 
+impl RequestKind {
+    /// Why a request of this kind is refused before it reaches a workspace, if it is: a
+    /// decompression or range read of an empty source has no frame at all (`EINVAL`).
+    #[inline]
+    pub(crate) fn refusal(self, walk: &Walk<'_, '_>) -> Option<Error> {
+        (self != RequestKind::Compress && walk.slen() == 0).then_some(Error::EmptySource)
+    }
+}
+
 /// Most requests a batch serves under one hold of a workspace: 16 pages, a 64 KiB folio
 /// (see the README, "Batches", for the measurement behind it).
 pub(crate) const BATCH_HOLD_REQUESTS: usize = 16;
@@ -250,8 +259,8 @@ impl<A: Algorithm> Streams<A> {
                 }
                 let mut walk = Walk::new(req.src, req.dst);
                 bytes += walk.slen();
-                let res = if kind != RequestKind::Compress && walk.slen() == 0 {
-                    Err(Error::EmptySource)
+                let res = if let Some(e) = kind.refusal(&walk) {
+                    Err(e)
                 } else {
                     let res = op(&self.alg, &mut ws, &mut walk);
                     if res.is_err() {

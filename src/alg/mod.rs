@@ -112,3 +112,19 @@ pub trait Algorithm: Send + Sync + 'static {
         0
     }
 }
+
+/// Grows a workspace buffer to at least `len` bytes (zero-filled where new) and returns its
+/// first `len`: the one way workspaces get their buffers, allocating only where they grow.
+///
+/// # Errors
+///
+/// [`Error::NoMemory`] where the memory cannot be had; the buffer is then as it was.
+#[inline]
+pub(crate) fn grow_buffer(buf: &mut Vec<u8>, len: usize) -> Result<&mut [u8], Error> {
+    if buf.len() < len {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::NoMemory)?;
+        buf.resize(len, 0);
+    }
+    Ok(&mut buf[..len])
+}

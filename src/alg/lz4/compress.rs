@@ -3,7 +3,8 @@
 //! through buffers of the workspace. The block is the same on every cut.
 
 use super::decompress::scatter;
-use super::{Lz4, Lz4Workspace, grow, linear_src};
+use super::{Lz4, Lz4Workspace, linear_src};
+use crate::alg::grow_buffer;
 use crate::{Error, Walk, sys};
 
 impl Lz4 {
@@ -40,7 +41,7 @@ impl Lz4 {
         } else {
             // Room for any block, so that the bytes never depend on the destination.
             let bound = sys::lz4_compress_bound(slen).ok_or(Error::NoMemory)?;
-            let out = grow(&mut ws.dst, bound)?;
+            let out = grow_buffer(&mut ws.dst, bound)?;
             let n = compress_block(state, src, out, self.params.acceleration)?;
             if n > dlen {
                 return Err(Error::NoSpace {

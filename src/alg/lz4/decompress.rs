@@ -2,7 +2,8 @@
 //! path for requests of several fragments, through buffers of the workspace.
 
 use super::block::{self, Stop};
-use super::{Lz4, Lz4Workspace, grow, linear_src};
+use super::{Lz4, Lz4Workspace, linear_src};
+use crate::alg::grow_buffer;
 use crate::{Error, Walk};
 
 impl Lz4 {
@@ -40,7 +41,7 @@ impl Lz4 {
         }
         let n = block::measure(src).map_err(|detail| Error::Corrupt { detail })?;
         let n = self.check_output(n, dlen)?;
-        let out = grow(&mut ws.dst, n)?;
+        let out = grow_buffer(&mut ws.dst, n)?;
         let written = block::decode(src, out).map_err(|_| MEASURE_DISAGREES)?;
         if written != n {
             return Err(MEASURE_DISAGREES);

@@ -47,7 +47,7 @@ mod params;
 pub use self::params::{
     ACCELERATION_MAX, DEFAULT_ACCELERATION, DEFAULT_REQUEST_MAX, Lz4Params, REQUEST_MAX_LIMIT,
 };
-use super::{Algorithm, Path};
+use super::{Algorithm, Path, grow_buffer};
 use crate::{Error, Walk, sys};
 
 /// The lz4 algorithm with fixed parameters.
@@ -171,18 +171,9 @@ fn linear_src<'s>(walk: &Walk<'s, '_>, buf: &'s mut Vec<u8>) -> Result<&'s [u8],
     if walk.next_src().len() == slen {
         return Ok(walk.next_src());
     }
-    let copy = grow(buf, slen)?;
+    let copy = grow_buffer(buf, slen)?;
     walk.peek_src(copy);
     Ok(copy)
-}
-
-fn grow(buf: &mut Vec<u8>, len: usize) -> Result<&mut [u8], Error> {
-    if buf.len() < len {
-        buf.try_reserve_exact(len - buf.len())
-            .map_err(|_| Error::NoMemory)?;
-        buf.resize(len, 0);
-    }
-    Ok(&mut buf[..len])
 }
 
 impl Algorithm for Lz4 {

@@ -8,6 +8,7 @@ use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::BLOCK_SIZE_MAX;
 use super::{Digested, ZstdParams, zstd_error};
+use crate::alg::grow_buffer;
 use crate::sys::WithDicts;
 use crate::{Error, Walk, sys};
 
@@ -80,13 +81,8 @@ pub(super) fn compress_one_shot(
     if dst.len() >= bound {
         return cctx.compress2(dst, src).map_err(zerr);
     }
-    if frame.len() < bound {
-        frame
-            .try_reserve_exact(bound - frame.len())
-            .map_err(|_| Error::NoMemory)?;
-        frame.resize(bound, 0);
-    }
-    let n = cctx.compress2(&mut frame[..bound], src).map_err(zerr)?;
+    let frame = grow_buffer(frame, bound)?;
+    let n = cctx.compress2(frame, src).map_err(zerr)?;
     let out = dst.get_mut(..n).ok_or(Error::NoSpace {
         needed: Some(n as u64),
         capacity,

@@ -37,7 +37,7 @@ use zstd_safe::{CCtx, DCtx, ResetDirective};
 pub use self::dictionary::Dictionary;
 pub(crate) use self::dictionary::Digested;
 pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
-use super::{Algorithm, Path};
+use super::{Algorithm, Path, grow_buffer};
 use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
@@ -132,10 +132,7 @@ impl Algorithm for Zstd {
 
     fn new_workspace(&self) -> Result<ZstdWorkspace, Error> {
         let mut scratch = Vec::new();
-        scratch
-            .try_reserve_exact(SCRATCH_BYTES)
-            .map_err(|_| Error::NoMemory)?;
-        scratch.resize(SCRATCH_BYTES, 0);
+        grow_buffer(&mut scratch, SCRATCH_BYTES)?;
         Ok(ZstdWorkspace {
             cctx: None,
             dctx: None,
