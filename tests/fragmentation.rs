@@ -12,45 +12,21 @@ use proptest::prelude::*;
 /// depends on the cut either.
 #[test]
 fn compressed_frames_are_identical_on_every_cut() {
-    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-    let mut inputs: Vec<Vec<u8>> = [
-        0usize, 1, 4096, 65536, 131_071, 131_072, 131_073, 262_144, 300_000,
-    ]
-    .iter()
-    .map(|&n| exe[..n.min(exe.len())].to_vec())
-    .collect();
+    let mut inputs = exe_prefixes(&[
+        0, 1, 4096, 65536, 131_071, 131_072, 131_073, 262_144, 300_000,
+    ]);
     inputs.push(letters(200_000, 3));
+    let cuts = [
+        (Cut::Every(4096), Cut::One),
+        (Cut::One, Cut::Every(4096)),
+        (Cut::Every(131_072), Cut::One),
+        (Cut::Random(5), Cut::Random(6)),
+        (Cut::One, Cut::Every(1)),
+    ];
     for level in [-5, 1, 3, 9] {
         let tfm = Acomp::with_zstd(ZstdParams::default().level(level)).unwrap();
         for data in &inputs {
-            let cap = zstd_safe::compress_bound(data.len());
-            let one = compress(&tfm, data, Cut::One, cap, Cut::One).unwrap();
-            for (scut, dcut) in [
-                (Cut::Every(4096), Cut::One),
-                (Cut::One, Cut::Every(4096)),
-                (Cut::Every(131_072), Cut::One),
-                (Cut::Random(5), Cut::Random(6)),
-                (Cut::One, Cut::Every(1)),
-            ] {
-                let other = compress(&tfm, data, scut, cap, dcut).unwrap();
-                assert!(
-                    other == one,
-                    "level {level}, {} bytes, {scut:?}/{dcut:?}: {} vs {} bytes",
-                    data.len(),
-                    other.len(),
-                    one.len()
-                );
-            }
-            // The frame fits a destination of exactly its size, and not one byte less.
-            assert_eq!(
-                compress(&tfm, data, Cut::Every(1000), one.len(), Cut::Random(7)).unwrap(),
-                one
-            );
-            let err = compress(&tfm, data, Cut::One, one.len() - 1, Cut::One).unwrap_err();
-            assert_eq!(err.errno(), libc::ENOSPC);
-            let err =
-                compress(&tfm, data, Cut::Every(4096), one.len() - 1, Cut::Every(1)).unwrap_err();
-            assert_eq!(err.errno(), libc::ENOSPC);
+            same_frame_on_every_cut(&tfm, data, &cuts, &format!("level {level}"));
         }
     }
 }

@@ -120,42 +120,21 @@ fn a_page_read_stops_before_a_corrupt_tail() {
 /// cut, at every size around a block, a unit, and zstd's own block maximum.
 #[test]
 fn small_block_frames_are_identical_on_every_cut() {
-    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-    let mut inputs: Vec<Vec<u8>> = [
-        0usize, 1, 4095, 4096, 4097, 16_384, 65_536, 131_072, 200_000,
-    ]
-    .iter()
-    .map(|&n| exe[..n.min(exe.len())].to_vec())
-    .collect();
+    let mut inputs = exe_prefixes(&[0, 1, 4095, 4096, 4097, 16_384, 65_536, 131_072, 200_000]);
     inputs.push(unit(16, 1));
+    let cuts = [
+        (Cut::Every(4096), Cut::One),
+        (Cut::One, Cut::Every(4096)),
+        (Cut::Every(1000), Cut::Every(1)),
+        (Cut::Random(5), Cut::Random(6)),
+    ];
     for level in [-5, 1, 3, 9] {
         for bytes in [1024, 4096, 16_384] {
             let tfm =
                 Acomp::with_zstd(ZstdParams::default().level(level).block_size_max(bytes)).unwrap();
             for data in &inputs {
-                let cap = zstd_safe::compress_bound(data.len());
-                let one = compress(&tfm, data, Cut::One, cap, Cut::One).unwrap();
-                for (scut, dcut) in [
-                    (Cut::Every(4096), Cut::One),
-                    (Cut::One, Cut::Every(4096)),
-                    (Cut::Every(1000), Cut::Every(1)),
-                    (Cut::Random(5), Cut::Random(6)),
-                ] {
-                    let other = compress(&tfm, data, scut, cap, dcut).unwrap();
-                    assert!(
-                        other == one,
-                        "level {level}, blocks {bytes}, {} bytes, {scut:?}/{dcut:?}",
-                        data.len()
-                    );
-                }
-                // Exactly its size fits, one byte less does not, on both paths.
-                assert_eq!(
-                    compress(&tfm, data, Cut::One, one.len(), Cut::One).unwrap(),
-                    one
-                );
-                let err = compress(&tfm, data, Cut::Every(4096), one.len() - 1, Cut::Every(1))
-                    .unwrap_err();
-                assert_eq!(err.errno(), libc::ENOSPC);
+                let what = format!("level {level}, blocks {bytes}");
+                let one = same_frame_on_every_cut(&tfm, data, &cuts, &what);
                 assert_eq!(zstd::bulk::decompress(&one, data.len()).unwrap(), **data);
             }
         }

@@ -318,3 +318,43 @@ pub fn expected_rows(dir: &std::path::Path) -> Vec<Row> {
         })
         .collect()
 }
+
+/// Prefixes of the running test's own executable (real machine code) of these sizes, each
+/// at most the whole file.
+pub fn exe_prefixes(sizes: &[usize]) -> Vec<Vec<u8>> {
+    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+    sizes
+        .iter()
+        .map(|&n| exe[..n.min(exe.len())].to_vec())
+        .collect()
+}
+
+/// Compresses `data` with one fragment each side and on each of `cuts` (into room for the
+/// bound), asserts the frame is the same on all of them, that it fits a destination of
+/// exactly its size (one fragment; and cut) and not one byte less (one fragment; and a
+/// source in 4 KiB fragments into 1-byte ones); returns the frame. `what` names the case.
+pub fn same_frame_on_every_cut(tfm: &Acomp, data: &[u8], cuts: &[(Cut, Cut)], what: &str) -> Bytes {
+    let cap = zstd_safe::compress_bound(data.len());
+    let one = compress(tfm, data, Cut::One, cap, Cut::One).unwrap();
+    for &(scut, dcut) in cuts {
+        let other = compress(tfm, data, scut, cap, dcut).unwrap();
+        assert!(
+            other == one,
+            "{what}, {} bytes, {scut:?}/{dcut:?}: {} vs {} bytes",
+            data.len(),
+            other.len(),
+            one.len()
+        );
+    }
+    for (s, d) in [(Cut::One, Cut::One), (Cut::Every(1000), Cut::Random(7))] {
+        assert!(
+            compress(tfm, data, s, one.len(), d).unwrap() == one,
+            "{what}: exact size"
+        );
+    }
+    for (s, d) in [(Cut::One, Cut::One), (Cut::Every(4096), Cut::Every(1))] {
+        let err = compress(tfm, data, s, one.len() - 1, d).unwrap_err();
+        assert_eq!(err.errno(), libc::ENOSPC, "{what}: one byte less");
+    }
+    one
+}
