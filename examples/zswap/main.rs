@@ -18,6 +18,7 @@
 mod compare;
 mod dict;
 mod input;
+mod lz4dict;
 mod pool;
 mod report;
 mod snapshot;
@@ -88,7 +89,8 @@ struct Args {
     unit_block: u32,
     /// Train a zstd dictionary on a sample of the first half of the pages, add a row with
     /// it to the side-by-side table, and store the second half (pages not sampled) with
-    /// and without it at levels 1, 3 and 8.
+    /// and without it at levels 1, 3 and 8. With `--alg lz4`, also measure what the same
+    /// dictionary does for lz4 (liblz4 called directly: acomp serves no lz4 dictionary).
     #[arg(long)]
     dict: bool,
     /// Largest dictionary, in bytes.
@@ -225,6 +227,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let unit_runs = units::run_all(&args.unit, unit_params, &input, args.seed)?;
     rows.extend(unit_runs.iter().map(|r| r.row(args.level)));
     let mut held_out_rows = Vec::new();
+    let mut lz4_trial = None;
     if args.dict {
         let every = usize::from(args.dict_every);
         let trained = dict::train(&input, every, args.dict_size)?;
@@ -238,7 +241,11 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "  acomp with the dictionary, after the table's pass: {}",
             stats.lines().last().unwrap_or_default()
         );
-        held_out_rows = dict::held_out_rows(&dict::held_out(&input, &trained), &trained)?;
+        let held = dict::held_out(&input, &trained);
+        held_out_rows = dict::held_out_rows(&held, &trained)?;
+        if args.alg.iter().any(|a| a == "lz4") {
+            lz4_trial = Some(lz4dict::trial(&held, trained.dict.as_bytes()));
+        }
     }
     let mut zram_unavailable = None;
     if args.vs_zram {
@@ -266,6 +273,9 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if !held_out_rows.is_empty() {
         compare::print(&held_out_rows);
         dict::print_gain(&held_out_rows);
+    }
+    if let Some(t) = &lz4_trial {
+        lz4dict::print(t);
     }
     if let Some(path) = &args.json {
         let summary = compare::Summary {

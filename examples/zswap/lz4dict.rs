@@ -1,0 +1,214 @@
+//! `--dict --alg lz4`: whether a dictionary pays for lz4, measured with liblz4 itself on the
+//! held-out pages. acomp serves no lz4 dictionary (README, Dictionaries: this is why), so
+//! both sides here call the reference library directly: `LZ4_compress_fast_extState`
+//! against a stream with the dictionary attached (`LZ4_attach_dictionary`, the fast way:
+//! the dictionary is hashed once, not per page), and `LZ4_decompress_safe` against
+//! `LZ4_decompress_safe_usingDict`.
+
+use std::time::{Duration, Instant};
+
+use libc::{c_char, c_int, c_void};
+
+use crate::input::Input;
+use crate::pool::PAGE_SIZE;
+
+/// The most of a dictionary an lz4 block can reach: offsets are 16 bits.
+const LZ4_DICT_MAX: usize = 64 << 10;
+
+/// Passes over the pages, each way: the report takes the median.
+const PASSES: usize = 3;
+
+// liblz4's streaming API (`lz4.h`, stable since 1.10.0 for `LZ4_attach_dictionary`), built
+// and linked by lz4-sys, which does not declare these.
+unsafe extern "C" {
+    fn LZ4_sizeofState() -> c_int;
+    fn LZ4_initStream(buffer: *mut c_void, size: usize) -> *mut c_void;
+    fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
+    fn LZ4_resetStream_fast(stream: *mut c_void);
+    fn LZ4_attach_dictionary(working: *mut c_void, dictionary: *const c_void);
+    fn LZ4_compress_fast_extState(
+        state: *mut c_void,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        acceleration: c_int,
+    ) -> c_int;
+    fn LZ4_compress_fast_continue(
+        stream: *mut c_void,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        acceleration: c_int,
+    ) -> c_int;
+    fn LZ4_decompress_safe_usingDict(
+        src: *const c_char,
+        dst: *mut c_char,
+        compressed_size: c_int,
+        dst_capacity: c_int,
+        dict: *const c_char,
+        dict_size: c_int,
+    ) -> c_int;
+}
+
+/// An `LZ4_stream_t` in memory of its own, 8-byte aligned.
+struct Stream(Vec<u64>);
+
+impl Stream {
+    fn new() -> Stream {
+        // SAFETY: `LZ4_sizeofState` returns a constant and touches no memory.
+        let bytes = usize::try_from(unsafe { LZ4_sizeofState() }).expect("a positive size");
+        let mut words = vec![0u64; bytes.div_ceil(8)];
+        // SAFETY: `words` is valid for writes of at least `bytes` bytes and 8-byte aligned,
+        // as `LZ4_stream_t` needs; liblz4 keeps no pointer to it.
+        let stream = unsafe { LZ4_initStream(words.as_mut_ptr().cast(), bytes) };
+        assert!(!stream.is_null(), "LZ4_initStream refused the buffer");
+        Stream(words)
+    }
+
+    fn ptr(&mut self) -> *mut c_void {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
+/// What the trial found: each side's compressed bytes and median time per page.
+#[derive(Debug)]
+pub struct Trial {
+    pub pages: usize,
+    pub dict_bytes: usize,
+    pub bytes: [usize; 2],
+    pub compress: [Duration; 2],
+    pub decompress: [Duration; 2],
+}
+
+/// Compresses every page of `held` that is not same-filled (zswap keeps those as their
+/// value) without and with the last 64 KiB of `dict`, decompresses and checks every block,
+/// [`PASSES`] times each way. An incompressible page counts as a page, as zswap keeps it.
+pub fn trial(held: &Input, dict: &[u8]) -> Trial {
+    let dict = &dict[dict.len().saturating_sub(LZ4_DICT_MAX)..];
+    let dict_len = c_int::try_from(dict.len()).expect("at most 64 KiB");
+    let pages: Vec<&[u8]> = (0..held.len())
+        .map(|i| &held.page(i)[..])
+        .filter(|p| !p.chunks_exact(8).all(|w| w == &p[..8]))
+        .collect();
+    let mut dict_stream = Stream::new();
+    // SAFETY: `dict_stream` is an initialised stream; `dict` is valid for reads of
+    // `dict_len` bytes and outlives every use of the stream below (liblz4 keeps a pointer
+    // to it for the matches it finds there).
+    unsafe { LZ4_loadDict(dict_stream.ptr(), dict.as_ptr().cast(), dict_len) };
+    let mut work = Stream::new();
+    let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
+    let mut out = vec![0u8; PAGE_SIZE];
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    let mut bytes = [0; 2];
+    for _ in 0..PASSES {
+        for (side, with_dict) in [false, true].into_iter().enumerate() {
+            blocks.clear();
+            let start = Instant::now();
+            for page in &pages {
+                let mut block = vec![0u8; PAGE_SIZE];
+                let n = if with_dict {
+                    // SAFETY: both streams are initialised and distinct; the dictionary
+                    // stream's `dict` is alive; `page` is valid for reads and `block` for
+                    // writes of the sizes given, and liblz4 returns 0 rather than overflow.
+                    unsafe {
+                        LZ4_resetStream_fast(work.ptr());
+                        LZ4_attach_dictionary(work.ptr(), dict_stream.ptr());
+                        LZ4_compress_fast_continue(
+                            work.ptr(),
+                            page.as_ptr().cast(),
+                            block.as_mut_ptr().cast(),
+                            PAGE_SIZE as c_int,
+                            PAGE_SIZE as c_int,
+                            1,
+                        )
+                    }
+                } else {
+                    // SAFETY: `work` is a state of `LZ4_sizeofState` bytes, which
+                    // liblz4 resets first; the buffers as above.
+                    unsafe {
+                        LZ4_compress_fast_extState(
+                            work.ptr(),
+                            page.as_ptr().cast(),
+                            block.as_mut_ptr().cast(),
+                            PAGE_SIZE as c_int,
+                            PAGE_SIZE as c_int,
+                            1,
+                        )
+                    }
+                };
+                // 0: the block would not fit a page; zswap keeps the page as it is.
+                block.truncate(if n > 0 { n as usize } else { 0 });
+                blocks.push(block);
+            }
+            times[side].push(start.elapsed());
+            bytes[side] = blocks
+                .iter()
+                .map(|b| if b.is_empty() { PAGE_SIZE } else { b.len() })
+                .sum();
+            let start = Instant::now();
+            for (block, page) in blocks.iter().zip(&pages) {
+                if block.is_empty() {
+                    continue;
+                }
+                let (src, len) = (block.as_ptr().cast(), block.len() as c_int);
+                let dst = out.as_mut_ptr().cast();
+                // SAFETY: `block` is valid for reads of `len` bytes, `out` for writes of a
+                // page, `dict` for reads of `dict_len`; liblz4 writes within `out`.
+                let n = unsafe {
+                    if with_dict {
+                        LZ4_decompress_safe_usingDict(
+                            src,
+                            dst,
+                            len,
+                            PAGE_SIZE as c_int,
+                            dict.as_ptr().cast(),
+                            dict_len,
+                        )
+                    } else {
+                        lz4_sys::LZ4_decompress_safe(src, dst, len, PAGE_SIZE as c_int)
+                    }
+                };
+                assert!(n == PAGE_SIZE as c_int && out == **page, "lz4 round trip");
+            }
+            times[2 + side].push(start.elapsed());
+        }
+    }
+    let per_page = |t: &mut Vec<Duration>| {
+        t.sort();
+        t[PASSES / 2] / u32::try_from(pages.len().max(1)).unwrap_or(u32::MAX)
+    };
+    let [c0, c1, d0, d1] = &mut times;
+    Trial {
+        pages: pages.len(),
+        dict_bytes: dict.len(),
+        bytes,
+        compress: [per_page(c0), per_page(c1)],
+        decompress: [per_page(d0), per_page(d1)],
+    }
+}
+
+/// The trial's lines.
+pub fn print(t: &Trial) {
+    let ns = |d: Duration| d.as_nanos();
+    let x = |a: Duration, b: Duration| b.as_secs_f64() / a.as_secs_f64().max(f64::MIN_POSITIVE);
+    println!(
+        "  lz4 with the dictionary's last {} bytes (liblz4 called directly; acomp serves no lz4 \
+         dictionary), {} held-out pages, median of {PASSES} passes:",
+        t.dict_bytes, t.pages
+    );
+    println!(
+        "    compressed {:+.1}% ({} -> {} bytes), compression {:.2}x the time per page ({} -> {} \
+         ns), decompression {:.2}x ({} -> {} ns)",
+        100.0 * (t.bytes[1] as f64 / t.bytes[0].max(1) as f64 - 1.0),
+        t.bytes[0],
+        t.bytes[1],
+        x(t.compress[0], t.compress[1]),
+        ns(t.compress[0]),
+        ns(t.compress[1]),
+        x(t.decompress[0], t.decompress[1]),
+        ns(t.decompress[0]),
+        ns(t.decompress[1]),
+    );
+}
