@@ -13,6 +13,9 @@ mod dict;
 #[path = "../examples/zswap/input.rs"]
 mod input;
 #[allow(dead_code)]
+#[path = "../examples/zswap/lz4dict.rs"]
+mod lz4dict;
+#[allow(dead_code)]
 #[path = "../examples/zswap/pool.rs"]
 mod pool;
 #[allow(dead_code)]
@@ -813,4 +816,25 @@ fn dict_from_too_few_pages_is_an_error() {
     let input = Input::from_bytes("tiny".into(), heap_like(6));
     let err = dict::train(&input, 1, 64 << 10).unwrap_err();
     assert!(matches!(err, acomp::Error::Dictionary { .. }), "{err}");
+}
+
+#[test]
+fn lz4_dictionary_trial_counts_liblz4_blocks_and_round_trips() {
+    let input = Input::from_bytes("heap-like".into(), heap_like(400));
+    let t = dict::train(&input, 4, 16 << 10).unwrap();
+    let held = dict::held_out(&input, &t);
+    let trial = lz4dict::trial(&held, t.dict.as_bytes());
+    assert_eq!(trial.pages, 200);
+    assert_eq!(trial.dict_bytes, t.dict.as_bytes().len());
+    // Without the dictionary: the blocks acomp's lz4 writes (liblz4, acceleration 1).
+    let lz4 = Acomp::new("lz4").unwrap();
+    let mut block = vec![0u8; PAGE_SIZE];
+    let plain: usize = (0..held.len())
+        .map(|i| {
+            lz4.compress_to_buffer(&held.page(i)[..], &mut block)
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(trial.bytes[0], plain);
+    assert!(trial.bytes[1] < plain, "{trial:?}");
 }
