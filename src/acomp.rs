@@ -81,10 +81,18 @@ impl<A: Algorithm> Transform for Streams<A> {
 
     fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]) {
         match kind {
-            RequestKind::Compress => {
-                self.serve_batch(kind, reqs, |alg, ws, walk| alg.compress(ws, walk))
-            }
-            _ => self.serve_batch(kind, reqs, |alg, ws, walk| alg.decompress(ws, walk)),
+            RequestKind::Compress => self.serve_batch(
+                kind,
+                reqs,
+                |alg, ws, walk| alg.compress(ws, walk),
+                |alg, ws, src, dst| alg.compress_slices(ws, src, dst),
+            ),
+            _ => self.serve_batch(
+                kind,
+                reqs,
+                |alg, ws, walk| alg.decompress(ws, walk),
+                |alg, ws, src, dst| alg.decompress_slices(ws, src, dst),
+            ),
         }
     }
 
