@@ -31,8 +31,8 @@ impl RequestKind {
     /// Why a request of this kind is refused before it reaches a workspace, if it is: a
     /// decompression or range read of an empty source has no frame at all (`EINVAL`).
     #[inline]
-    pub(crate) fn refusal(self, walk: &Walk<'_, '_>) -> Option<Error> {
-        (self != RequestKind::Compress && walk.slen() == 0).then_some(Error::EmptySource)
+    pub(crate) fn refusal(self, slen: usize) -> Option<Error> {
+        (self != RequestKind::Compress && slen == 0).then_some(Error::EmptySource)
     }
 }
 
@@ -261,15 +261,14 @@ impl<A: Algorithm> Streams<A> {
                 // One fragment each side (a page into a page): no walk.
                 let res = if let ([src], [dst]) = (req.src, &mut *req.dst) {
                     bytes += src.len();
-                    if src.is_empty() && kind != RequestKind::Compress {
-                        Err(Error::EmptySource)
-                    } else {
-                        op_slices(&self.alg, &mut ws, src, dst)
+                    match kind.refusal(src.len()) {
+                        Some(e) => Err(e),
+                        None => op_slices(&self.alg, &mut ws, src, dst),
                     }
                 } else {
                     let mut walk = Walk::new(req.src, req.dst);
                     bytes += walk.slen();
-                    match kind.refusal(&walk) {
+                    match kind.refusal(walk.slen()) {
                         Some(e) => Err(e),
                         None => op(&self.alg, &mut ws, &mut walk).map(|p| (walk.produced(), p)),
                     }

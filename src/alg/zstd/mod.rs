@@ -176,7 +176,7 @@ impl Algorithm for Zstd {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn compress_slices(
         &self,
         ws: &mut ZstdWorkspace,
@@ -209,7 +209,7 @@ impl Algorithm for Zstd {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn decompress_slices(
         &self,
         ws: &mut ZstdWorkspace,
