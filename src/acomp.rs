@@ -41,6 +41,10 @@ pub struct Acomp {
 trait Transform: Send + Sync {
     fn name(&self) -> &'static str;
     fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
+    /// A request of one fragment each side, as two slices (no walk); returns the bytes
+    /// produced.
+    fn request_slices(&self, kind: RequestKind, src: &[u8], dst: &mut [u8])
+    -> Result<usize, Error>;
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
@@ -65,6 +69,21 @@ impl<A: Algorithm> Transform for Streams<A> {
         })
     }
 
+    fn request_slices(
+        &self,
+        kind: RequestKind,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize, Error> {
+        self.serve(kind, |alg, ws| {
+            let (n, path) = match kind {
+                RequestKind::Compress => alg.compress_slices(ws, src, dst)?,
+                _ => alg.decompress_slices(ws, src, dst)?,
+            };
+            Ok((path, n))
+        })
+    }
+
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
         self.serve(RequestKind::Range, |alg, ws| {
             Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
@@ -81,10 +100,18 @@ impl<A: Algorithm> Transform for Streams<A> {
 
     fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]) {
         match kind {
-            RequestKind::Compress => {
-                self.serve_batch(kind, reqs, |alg, ws, walk| alg.compress(ws, walk))
-            }
-            _ => self.serve_batch(kind, reqs, |alg, ws, walk| alg.decompress(ws, walk)),
+            RequestKind::Compress => self.serve_batch(
+                kind,
+                reqs,
+                |alg, ws, walk| alg.compress(ws, walk),
+                |alg, ws, src, dst| alg.compress_slices(ws, src, dst),
+            ),
+            _ => self.serve_batch(
+                kind,
+                reqs,
+                |alg, ws, walk| alg.decompress(ws, walk),
+                |alg, ws, src, dst| alg.decompress_slices(ws, src, dst),
+            ),
         }
     }
 
@@ -180,6 +207,9 @@ impl Acomp {
         src: &[IoSlice<'_>],
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
+        if let ([s], [d]) = (src, &mut *dst) {
+            return self.inner.request_slices(RequestKind::Compress, s, d);
+        }
         let mut walk = Walk::new(src, dst);
         self.inner.request(RequestKind::Compress, &mut walk)?;
         Ok(walk.produced())
@@ -210,8 +240,14 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let kind = RequestKind::Decompress;
+        if let ([s], [d]) = (src, &mut *dst) {
+            if let Some(e) = kind.refusal(s.len()) {
+                return Err(self.inner.refuse(kind, e));
+            }
+            return self.inner.request_slices(kind, s, d);
+        }
         let mut walk = Walk::new(src, dst);
-        if let Some(e) = kind.refusal(&walk) {
+        if let Some(e) = kind.refusal(walk.slen()) {
             return Err(self.inner.refuse(kind, e));
         }
         self.inner.request(kind, &mut walk)?;
@@ -275,7 +311,7 @@ impl Acomp {
             return Err(self.inner.refuse(kind, e));
         }
         let mut walk = Walk::new(src, &mut []);
-        if let Some(e) = kind.refusal(&walk) {
+        if let Some(e) = kind.refusal(walk.slen()) {
             return Err(self.inner.refuse(kind, e));
         }
         let end = self.inner.range(&mut walk, segments)?;

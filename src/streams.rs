@@ -31,8 +31,8 @@ impl RequestKind {
     /// Why a request of this kind is refused before it reaches a workspace, if it is: a
     /// decompression or range read of an empty source has no frame at all (`EINVAL`).
     #[inline]
-    pub(crate) fn refusal(self, walk: &Walk<'_, '_>) -> Option<Error> {
-        (self != RequestKind::Compress && walk.slen() == 0).then_some(Error::EmptySource)
+    pub(crate) fn refusal(self, slen: usize) -> Option<Error> {
+        (self != RequestKind::Compress && slen == 0).then_some(Error::EmptySource)
     }
 }
 
@@ -245,6 +245,7 @@ impl<A: Algorithm> Streams<A> {
         kind: RequestKind,
         reqs: &mut [Request<'_, '_>],
         op: impl Fn(&A, &mut A::Workspace, &mut Walk<'_, '_>) -> Result<Path, Error>,
+        op_slices: impl Fn(&A, &mut A::Workspace, &[u8], &mut [u8]) -> Result<(usize, Path), Error>,
     ) {
         let mut tally = Tally::default();
         let mut rest = reqs;
@@ -257,20 +258,26 @@ impl<A: Algorithm> Streams<A> {
                 if served == BATCH_HOLD_REQUESTS || bytes >= BATCH_HOLD_BYTES {
                     break;
                 }
-                let mut walk = Walk::new(req.src, req.dst);
-                bytes += walk.slen();
-                let res = if let Some(e) = kind.refusal(&walk) {
-                    Err(e)
-                } else {
-                    let res = op(&self.alg, &mut ws, &mut walk);
-                    if res.is_err() {
-                        self.alg.reset(&mut ws);
+                // One fragment each side (a page into a page): no walk.
+                let res = if let ([src], [dst]) = (req.src, &mut *req.dst) {
+                    bytes += src.len();
+                    match kind.refusal(src.len()) {
+                        Some(e) => Err(e),
+                        None => op_slices(&self.alg, &mut ws, src, dst),
                     }
-                    res
+                } else {
+                    let mut walk = Walk::new(req.src, req.dst);
+                    bytes += walk.slen();
+                    match kind.refusal(walk.slen()) {
+                        Some(e) => Err(e),
+                        None => op(&self.alg, &mut ws, &mut walk).map(|p| (walk.produced(), p)),
+                    }
                 };
-                tally.record(res.as_ref().copied());
-                let produced = walk.produced();
-                req.finish(res.map(|path| (produced, path)));
+                if res.is_err() {
+                    self.alg.reset(&mut ws);
+                }
+                tally.record(res.as_ref().map(|&(_, p)| p));
+                req.finish(res);
                 served += 1;
             }
             drop(ws);

@@ -5,6 +5,8 @@
 pub mod lz4;
 pub mod zstd;
 
+use std::io::{IoSlice, IoSliceMut};
+
 pub use crate::walk::Walk;
 use crate::{Error, Segment};
 
@@ -61,6 +63,38 @@ pub trait Algorithm: Send + Sync + 'static {
     /// Any kind of [`Error`]; see [`Error::errno`].
     fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
 
+    /// [`compress`](Algorithm::compress) for a request of one fragment each side, given as
+    /// two slices: the batch calls' entry for such requests, which spares them the walk.
+    /// Returns the bytes written and the path. The outcome must be the one `compress` gives
+    /// on the walk of the two slices, which is what the default runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`compress`](Algorithm::compress).
+    fn compress_slices(
+        &self,
+        ws: &mut Self::Workspace,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(usize, Path), Error> {
+        walk_slices(src, dst, |walk| self.compress(ws, walk))
+    }
+
+    /// [`decompress`](Algorithm::decompress) for a request of one fragment each side, given
+    /// as two slices, as [`compress_slices`](Algorithm::compress_slices) is for `compress`.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Algorithm::decompress).
+    fn decompress_slices(
+        &self,
+        ws: &mut Self::Workspace,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(usize, Path), Error> {
+        walk_slices(src, dst, |walk| self.decompress(ws, walk))
+    }
+
     /// Decompresses the first frame of the walk's source into `segments` (sorted, not
     /// overlapping, already checked), sending output that falls before or between segments
     /// to scratch memory of the workspace, and stopping as soon as the last segment is full.
@@ -111,6 +145,21 @@ pub trait Algorithm: Send + Sync + 'static {
     fn dictionary_bytes(&self) -> usize {
         0
     }
+}
+
+/// Runs `op` on the walk of one source and one destination slice; returns the bytes it
+/// produced and its path.
+#[inline]
+pub(crate) fn walk_slices(
+    src: &[u8],
+    dst: &mut [u8],
+    op: impl FnOnce(&mut Walk<'_, '_>) -> Result<Path, Error>,
+) -> Result<(usize, Path), Error> {
+    let src = [IoSlice::new(src)];
+    let mut dst = [IoSliceMut::new(dst)];
+    let mut walk = Walk::new(&src, &mut dst);
+    let path = op(&mut walk)?;
+    Ok((walk.produced(), path))
 }
 
 /// Grows a workspace buffer to at least `len` bytes (zero-filled where new) and returns its

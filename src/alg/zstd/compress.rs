@@ -16,6 +16,7 @@ use crate::{Error, Walk, sys};
 /// transform's [`ZstdParams::block_size_max`]). Up to here `ZSTD_compress2` writes the same
 /// frame as the stream path; beyond, its one-pass block splitting gives other bytes, and the
 /// frame must not depend on the cut.
+#[inline]
 pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
     params
         .block_size_max
@@ -26,41 +27,60 @@ pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
 /// The workspace's CCtx, created on first use with the transform's parameters set once and
 /// the transform's CDict referenced (`ZSTD_CCtx_refCDict`: kept through session resets, used
 /// for every frame).
+#[inline]
 pub(super) fn cctx<'w>(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
     slot: &'w mut Option<WithDicts<CCtx<'static>>>,
 ) -> Result<&'w mut WithDicts<CCtx<'static>>, Error> {
     if slot.is_none() {
-        let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
-        for param in [
-            CParameter::CompressionLevel(params.level),
-            CParameter::ChecksumFlag(params.checksum),
-            CParameter::ContentSizeFlag(params.content_size),
-        ] {
-            cctx.set_parameter(param).map_err(|c| zstd_error(c, 0))?;
-        }
-        if let Some(bytes) = params.block_size_max {
-            cctx.set_parameter(CParameter::MaxBlockSize(bytes))
-                .map_err(|c| zstd_error(c, 0))?;
-        }
-        // Never write a frame this transform would refuse to read back: levels from 20 on
-        // ask for windows of up to 2^27 bytes on large sources.
-        if sys::level_window_log(params.level) > params.window_log_max {
-            cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
-                .map_err(|c| zstd_error(c, 0))?;
-        }
-        let mut cctx = WithDicts::new(cctx, dicts.clone());
-        cctx.with(|cctx, dicts| match dicts.and_then(Digested::cdict) {
-            Some(cdict) => cctx
-                .ref_cdict(cdict)
-                .map(drop)
-                .map_err(|c| zstd_error(c, 0)),
-            None => Ok(()),
-        })?;
-        *slot = Some(cctx);
+        *slot = Some(new_cctx(params, dicts)?);
     }
     Ok(slot.as_mut().expect("created above"))
+}
+
+#[cold]
+fn new_cctx(
+    params: &ZstdParams,
+    dicts: &Option<Arc<Digested>>,
+) -> Result<WithDicts<CCtx<'static>>, Error> {
+    let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
+    for param in [
+        CParameter::CompressionLevel(params.level),
+        CParameter::ChecksumFlag(params.checksum),
+        CParameter::ContentSizeFlag(params.content_size),
+    ] {
+        cctx.set_parameter(param).map_err(|c| zstd_error(c, 0))?;
+    }
+    if let Some(bytes) = params.block_size_max {
+        cctx.set_parameter(CParameter::MaxBlockSize(bytes))
+            .map_err(|c| zstd_error(c, 0))?;
+    }
+    // Never write a frame this transform would refuse to read back: levels from 20 on
+    // ask for windows of up to 2^27 bytes on large sources.
+    if sys::level_window_log(params.level) > params.window_log_max {
+        cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
+            .map_err(|c| zstd_error(c, 0))?;
+    }
+    let mut cctx = WithDicts::new(cctx, dicts.clone());
+    cctx.with(|cctx, dicts| match dicts.and_then(Digested::cdict) {
+        Some(cdict) => cctx
+            .ref_cdict(cdict)
+            .map(drop)
+            .map_err(|c| zstd_error(c, 0)),
+        None => Ok(()),
+    })?;
+    Ok(cctx)
+}
+
+/// `ZSTD_compressBound` for a source of at most one block (`ZSTD_COMPRESSBOUND` in
+/// `zstd.h`), computed here rather than through a call: the one-shot path runs it on every
+/// request.
+#[inline]
+fn one_block_bound(len: usize) -> usize {
+    debug_assert!(len as u64 <= BLOCK_SIZE_MAX);
+    let block = BLOCK_SIZE_MAX as usize;
+    len + (len >> 8) + (block.saturating_sub(len) >> 11)
 }
 
 /// The one-shot compression: `ZSTD_compress2` on the persistent context, with room for
@@ -69,13 +89,14 @@ pub(super) fn cctx<'w>(
 /// otherwise; the stream path always has that room (zstd's own buffer), so the frame would
 /// depend on the cut. A destination smaller than the bound gets the frame through `frame`,
 /// a buffer of the workspace, and a copy of it when it fits.
+#[inline(always)]
 pub(super) fn compress_one_shot(
     cctx: &mut CCtx<'_>,
     frame: &mut Vec<u8>,
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<usize, Error> {
-    let bound = zstd_safe::compress_bound(src.len());
+    let bound = one_block_bound(src.len());
     let capacity = dst.len();
     let zerr = |c| zstd_error(c, capacity);
     if dst.len() >= bound {
@@ -152,6 +173,25 @@ pub(super) fn compress_stream(
                 needed: None,
                 capacity: walk.dlen(),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_block_bound_is_zstds() {
+        for len in (0..=BLOCK_SIZE_MAX as usize)
+            .step_by(7)
+            .chain([4096, 131_071, 131_072])
+        {
+            assert_eq!(
+                one_block_bound(len),
+                zstd_safe::compress_bound(len),
+                "{len}"
+            );
         }
     }
 }

@@ -1,5 +1,6 @@
-//! zstd decompression: the one-shot path, and the stream loop that serves every other
-//! request and range reads, with acomp reading the frame structure itself as it feeds zstd.
+//! zstd decompression: the stream loop that serves every request the one-shot path
+//! (`one_shot.rs`) leaves, and range reads, with acomp reading the frame structure itself
+//! as it feeds zstd.
 
 use std::sync::Arc;
 
@@ -16,53 +17,30 @@ use crate::{Error, Segment, Walk};
 
 /// The workspace's DCtx, created on first use with the window limit set once. With
 /// dictionaries, each frame's DDict is referenced before the frame ([`select`]).
+#[inline]
 pub(super) fn dctx<'w>(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
     slot: &'w mut Option<WithDicts<DCtx<'static>>>,
 ) -> Result<&'w mut WithDicts<DCtx<'static>>, Error> {
     if slot.is_none() {
-        let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
-        dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
-            .map_err(|c| zstd_error(c, 0))?;
-        *slot = Some(WithDicts::new(dctx, dicts.clone()));
+        *slot = Some(new_dctx(params, dicts)?);
     }
     Ok(slot.as_mut().expect("created above"))
 }
 
-impl Zstd {
-    /// The one-shot decompression, where it gives exactly the outcome the stream path
-    /// would: one whole frame ([`frame::single_frame`]: content size declared, every block
-    /// within the block maximum), its window within the limit, into a destination cut to
-    /// exactly the content size. `None` leaves the request to the stream path, which also
-    /// decides every error, so that errors never depend on the path.
-    ///
-    /// The cut matters: `ZSTD_decompressDCtx` uses the whole destination it is given as
-    /// scratch, parking literals past the current block (`ZSTD_allocateLiteralsBuffer`) and
-    /// copying matches 32 bytes at a time (`ZSTD_wildcopy`). In a destination larger than
-    /// the output those bytes stay behind; within exactly the output, later output covers
-    /// them. A frame without content size gives no such bound, so it streams.
-    pub(super) fn decompress_one_shot<'x>(
-        &self,
-        dctx: &mut DCtx<'x>,
-        dicts: Option<&'x Digested>,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Option<usize> {
-        let (content_size, window) = frame::single_frame(src)?;
-        if window > self.params.window_limit() {
-            return None;
-        }
-        let size = usize::try_from(content_size)
-            .ok()
-            .filter(|&s| s <= dst.len())?;
-        if let Some(dicts) = dicts {
-            select(dctx, dicts, frame::dict_id(src)?).ok()?;
-        }
-        // zstd checks the content size against the blocks here itself.
-        dctx.decompress(&mut dst[..size], src).ok()
-    }
+#[cold]
+fn new_dctx(
+    params: &ZstdParams,
+    dicts: &Option<Arc<Digested>>,
+) -> Result<WithDicts<DCtx<'static>>, Error> {
+    let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
+    dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
+        .map_err(|c| zstd_error(c, 0))?;
+    Ok(WithDicts::new(dctx, dicts.clone()))
+}
 
+impl Zstd {
     /// Decompresses fragment by fragment, straight into each destination fragment in turn.
     /// Output past the end of the destination goes to the scratch buffer, only to learn
     /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
@@ -273,7 +251,7 @@ const UNKNOWN_DICTIONARY: Error = Error::Corrupt {
 /// path only, after its one-shot decoder has already loaded the previous DDict's tables.
 /// zstd takes a new reference only between frames; a range read that stopped mid-frame
 /// leaves the stream inside one, so a refusal gets a session reset and a second try.
-fn select<'x>(dctx: &mut DCtx<'x>, dicts: &'x Digested, id: u32) -> Result<(), Error> {
+pub(super) fn select<'x>(dctx: &mut DCtx<'x>, dicts: &'x Digested, id: u32) -> Result<(), Error> {
     let ddict = dicts.ddict(id).map_err(|()| UNKNOWN_DICTIONARY)?;
     let set = |dctx: &mut DCtx<'x>| match ddict {
         Some(ddict) => dctx.ref_ddict(ddict),

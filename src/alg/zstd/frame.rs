@@ -155,6 +155,20 @@ impl BlockHeader {
     }
 }
 
+/// What [`single_frame`] learned of the one frame a source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct OneFrame {
+    /// The content size the header declares.
+    pub(super) content_size: u64,
+    /// The window, as zstd reckons it (the content size for a single-segment frame).
+    pub(super) window: u64,
+    /// Whether the frame names a dictionary (a `Dictionary_ID` field, even of 0) or ends
+    /// with a content checksum: then only zstd decodes it.
+    pub(super) dict_or_checksum: bool,
+    /// The frame's block, where it has only one: its header and where its content starts.
+    pub(super) only_block: Option<(BlockHeader, usize)>,
+}
+
 /// The content size and window of the one zstd frame that `src` is, exactly, where its
 /// header declares a content size and every block keeps to the block maximum; `None` for
 /// anything else (no content size, a skippable frame, several frames, bytes after the
@@ -166,62 +180,65 @@ impl BlockHeader {
 /// for raw and RLE blocks. It decides only whether the one-shot path may run: whatever it
 /// refuses streams, and the stream path decides the error.
 #[inline]
-pub(super) fn single_frame(src: &[u8]) -> Option<(u64, u64)> {
+pub(super) fn single_frame(src: &[u8]) -> Option<OneFrame> {
     scan_frame::<true>(src)
 }
 
+/// Bytes of the `Dictionary_ID` field, by `Dictionary_ID_Flag` (§3.1.1.1.1).
+const DICT_ID_BYTES: [usize; 4] = [0, 1, 2, 4];
+
 /// [`single_frame`], with the block maximum checked where `BLOCK_MAX` is true; without it,
-/// exactly what zstd's parsers say (the test holds the two equal).
+/// exactly what zstd's parsers say (the test holds the two equal). Written for the common
+/// case, a frame of one block: straight-line reads, one bounds check per field.
 #[inline(always)]
-fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<(u64, u64)> {
-    if u32::from_le_bytes(src.get(..4)?.try_into().ok()?) != ZSTD_MAGICNUMBER {
+fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<OneFrame> {
+    let (&[m0, m1, m2, m3, fhd, b5], _) = src.split_first_chunk::<6>()?;
+    if u32::from_le_bytes([m0, m1, m2, m3]) != ZSTD_MAGICNUMBER || fhd & FHD_RESERVED != 0 {
         return None;
     }
-    let fhd = *src.get(4)?;
     let single_segment = fhd & FHD_SINGLE_SEGMENT != 0;
-    if fhd & FHD_RESERVED != 0 {
-        return None;
+    let fcs_flag = fhd >> FHD_FCS_SHIFT;
+    if fcs_flag == 0 && !single_segment {
+        return None; // no content size
     }
-    let mut pos = 5;
-    let window_descriptor = if single_segment {
-        None
+    let dict_bytes = DICT_ID_BYTES[usize::from(fhd & FHD_DICT_ID)];
+    let mut pos = 5 + usize::from(!single_segment) + dict_bytes;
+    let content_size = match fcs_flag {
+        0 => u64::from(*src.get(pos)?),
+        1 => u64::from(u16::from_le_bytes(*src.get(pos..)?.first_chunk()?)) + 256,
+        2 => u64::from(u32::from_le_bytes(*src.get(pos..)?.first_chunk()?)),
+        _ => u64::from_le_bytes(*src.get(pos..)?.first_chunk()?),
+    };
+    pos += [1, 2, 4, 8][usize::from(fcs_flag)];
+    let window = if single_segment {
+        content_size
+    } else if 10 + u32::from(b5 >> 3) > *WINDOW_LOG_RANGE.end() {
+        return None; // zstd refuses a window log over 31 outright
     } else {
-        pos += 1;
-        Some(*src.get(5)?)
-    };
-    pos += [0, 1, 2, 4][usize::from(fhd & FHD_DICT_ID)];
-    let fcs_size = [usize::from(single_segment), 2, 4, 8][usize::from(fhd >> FHD_FCS_SHIFT)];
-    let fcs = src.get(pos..pos + fcs_size)?;
-    pos += fcs_size;
-    let content_size = match *fcs {
-        [] => return None,
-        [a] => u64::from(a),
-        [a, b] => u64::from(u16::from_le_bytes([a, b])) + 256,
-        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
-        _ => u64::from_le_bytes(fcs.try_into().ok()?),
-    };
-    let window = match window_descriptor {
-        None => content_size,
-        // zstd refuses a window log over 31 outright.
-        Some(wd) if 10 + u32::from(wd >> 3) > *WINDOW_LOG_RANGE.end() => return None,
-        Some(wd) => descriptor_window(wd),
+        descriptor_window(b5)
     };
     let max = block_max(window);
+    let checksum = fhd & FHD_CHECKSUM != 0;
+    let first = pos;
     loop {
-        let h = src.get(pos..pos + BLOCK_HEADER)?;
-        let block = BlockHeader::parse([h[0], h[1], h[2]])?;
+        let &[h0, h1, h2] = src.get(pos..)?.first_chunk()?;
+        let block = BlockHeader::parse([h0, h1, h2])?;
         if BLOCK_MAX && block.exceeds(max) {
             return None;
         }
-        pos += BLOCK_HEADER + block.content_len();
+        let start = pos + BLOCK_HEADER;
+        pos = start + block.content_len();
         if block.last {
-            break;
+            let only_block = (start == first + BLOCK_HEADER).then_some((block, start));
+            let end = pos + if checksum { CHECKSUM } else { 0 };
+            return (end == src.len()).then_some(OneFrame {
+                content_size,
+                window,
+                dict_or_checksum: checksum || dict_bytes != 0,
+                only_block,
+            });
         }
     }
-    if fhd & FHD_CHECKSUM != 0 {
-        pos += CHECKSUM;
-    }
-    (pos == src.len()).then_some((content_size, window))
 }
 
 /// The dictionary ID in the header of a frame [`single_frame`] accepted (§3.1.1.1.3): 0

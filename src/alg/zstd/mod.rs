@@ -1,8 +1,9 @@
 //! zstd: the first algorithm, after the kernel's `crypto/zstd.c`.
 //!
 //! One concept per file: [`ZstdParams`] (`params.rs`), the frame format as acomp reads it
-//! (`frame.rs`), compression (`compress.rs`), decompression: one-shot, stream and range
-//! reads (`decompress.rs`). This file holds the [`Algorithm`] impl and the workspace.
+//! (`frame.rs`), compression (`compress.rs`), decompression: one-shot (`one_shot.rs`),
+//! stream and range reads (`decompress.rs`). This file holds the [`Algorithm`] impl and
+//! the workspace.
 //!
 //! # Where libzstd's paths disagree, and what acomp does
 //!
@@ -27,8 +28,10 @@ mod compress;
 mod decompress;
 mod dictionary;
 mod frame;
+mod one_shot;
 mod params;
 
+use std::io::IoSlice;
 use std::sync::Arc;
 
 use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
@@ -37,7 +40,7 @@ use zstd_safe::{CCtx, DCtx, ResetDirective};
 pub use self::dictionary::Dictionary;
 pub(crate) use self::dictionary::Digested;
 pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
-use super::{Algorithm, Path, grow_buffer};
+use super::{Algorithm, Path, grow_buffer, walk_slices};
 use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
@@ -69,6 +72,19 @@ impl Zstd {
     /// The parameters.
     pub fn params(&self) -> &ZstdParams {
         &self.params
+    }
+
+    /// Early rejection, where it is on: `ENOSPC` without `needed` for a source the probe
+    /// finds incompressible, into a destination no larger than it.
+    #[inline]
+    fn reject(&self, src: &[IoSlice<'_>], slen: usize, dlen: usize) -> Result<(), Error> {
+        if self.params.early_rejection && dlen <= slen && probe::incompressible(src, slen) {
+            return Err(Error::NoSpace {
+                needed: None,
+                capacity: dlen,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -142,15 +158,7 @@ impl Algorithm for Zstd {
     }
 
     fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        if self.params.early_rejection
-            && walk.dlen() <= walk.slen()
-            && probe::incompressible(walk.src_fragments(), walk.slen())
-        {
-            return Err(Error::NoSpace {
-                needed: None,
-                capacity: walk.dlen(),
-            });
-        }
+        self.reject(walk.src_fragments(), walk.slen(), walk.dlen())?;
         let cctx = compress::cctx(&self.params, &self.dicts, &mut ws.cctx)?;
         let (frame, scratch) = (&mut ws.frame, &mut ws.scratch);
         let one_shot_max = compress::one_shot_compress_max(&self.params);
@@ -168,6 +176,23 @@ impl Algorithm for Zstd {
         })
     }
 
+    #[inline(always)]
+    fn compress_slices(
+        &self,
+        ws: &mut ZstdWorkspace,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(usize, Path), Error> {
+        if src.len() > compress::one_shot_compress_max(&self.params) {
+            return walk_slices(src, dst, |walk| self.compress(ws, walk));
+        }
+        self.reject(&[IoSlice::new(src)], src.len(), dst.len())?;
+        let cctx = compress::cctx(&self.params, &self.dicts, &mut ws.cctx)?;
+        let frame = &mut ws.frame;
+        let n = cctx.with(|cctx, _| compress::compress_one_shot(cctx, frame, src, dst))?;
+        Ok((n, Path::OneShot))
+    }
+
     fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
         let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
         let scratch = &mut ws.scratch;
@@ -181,6 +206,26 @@ impl Algorithm for Zstd {
             }
             self.decompress_stream(dctx, dicts, scratch, walk)?;
             Ok(Path::Stream)
+        })
+    }
+
+    #[inline(always)]
+    fn decompress_slices(
+        &self,
+        ws: &mut ZstdWorkspace,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(usize, Path), Error> {
+        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let scratch = &mut ws.scratch;
+        dctx.with(|dctx, dicts| {
+            if let Some(n) = self.decompress_one_shot(dctx, dicts, src, &mut *dst) {
+                return Ok((n, Path::OneShot));
+            }
+            walk_slices(src, dst, |walk| {
+                self.decompress_stream(dctx, dicts, scratch, walk)?;
+                Ok(Path::Stream)
+            })
         })
     }
 
