@@ -41,7 +41,9 @@
 
 mod block;
 mod compress;
+mod copy;
 mod decompress;
+mod fast;
 mod params;
 
 pub use self::params::{

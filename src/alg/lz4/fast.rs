@@ -1,0 +1,54 @@
+//! The decoder's fast loop: sequences far from both ends of the block and the destination,
+//! decoded with fixed-size copies and few checks. Anything unusual (an offset to refuse, a
+//! length that runs out of input, too little room) is left to the decoder's general step,
+//! which decodes that sequence again from its token and says what is wrong.
+
+use super::block::MIN_MATCH;
+use super::copy::copy_short_match;
+
+/// Input left (bytes, from a token on) and room (bytes, from the output's end on) that the
+/// fast loop wants. With this much input left, a valid block has at least 62 bytes of output
+/// from the token's sequence on (`copy.rs`), more than the 38 that the short copies below
+/// write (16 of literals, then 24 from a match that starts at most 14 bytes in).
+pub(super) const FAST: usize = 64;
+
+/// Decodes sequences from the front of `input` into `dst` at `*op` while they are far from
+/// both ends; advances `input` and `*op` past each, and sets `last` to where each match
+/// starts and ends.
+#[inline(always)]
+pub(super) fn decode_fast(
+    input: &mut &[u8],
+    dst: &mut [u8],
+    op: &mut usize,
+    last: (&mut usize, &mut usize),
+) {
+    while let Some(inp) = input.first_chunk::<FAST>() {
+        let (head, tail) = dst.split_at_mut(*op);
+        let Some(out) = tail.first_chunk_mut::<FAST>() else {
+            return;
+        };
+        // Up to 14 literals, copied before the token is looked at (16 bytes, within the 62
+        // that follow): a sequence left to the general step has its literals written again.
+        *out.first_chunk_mut::<16>().expect("64 > 16") = *inp[1..].first_chunk().expect("64 > 17");
+        let token = inp[0];
+        if token >= 0xF0 || token & 15 == 15 {
+            return;
+        }
+        let lit = usize::from(token >> 4);
+        let offset = usize::from(u16::from_le_bytes([inp[1 + lit], inp[2 + lit]]));
+        let mop = *op + lit;
+        if offset.wrapping_sub(1) >= mop {
+            return;
+        }
+        let ml = usize::from(token & 15) + MIN_MATCH;
+        // A match whose source ends 24 bytes or more before the literals: one 24-byte copy
+        // covers its up to 18 bytes (room: `lit` is at most 14).
+        match head.get(mop - offset..).and_then(<[u8]>::first_chunk::<24>) {
+            Some(s) => out[lit..lit + 24].copy_from_slice(s),
+            None => copy_short_match(dst, mop, offset, ml),
+        }
+        *input = &input[3 + lit..];
+        *op = mop + ml;
+        (*last.0, *last.1) = (mop, *op);
+    }
+}
