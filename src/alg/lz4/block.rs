@@ -288,4 +288,84 @@ mod tests {
             Err(LAST_MATCH_LATE)
         );
     }
+
+    /// A valid block of random sequences (literal runs and matches of every length class,
+    /// offsets anywhere back, the last match as late as the rules allow), and its output.
+    fn random_block(seed: u64) -> (Vec<u8>, Vec<u8>) {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let pick = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
+            0 => next(4),
+            1 => next(19),
+            2 => next(40),
+            _ => next(600),
+        };
+        fn length(block: &mut Vec<u8>, n: usize) {
+            if n >= RUN_MASK {
+                let mut rest = n - RUN_MASK;
+                while rest >= 255 {
+                    block.push(255);
+                    rest -= 255;
+                }
+                block.push(rest as u8);
+            }
+        }
+        let (mut block, mut out) = (Vec::new(), Vec::new());
+        let mut last_ml = MF_LIMIT;
+        for _ in 0..next(30) {
+            let lit = pick(&mut next).max(usize::from(out.is_empty()));
+            let ml = MIN_MATCH + pick(&mut next);
+            block.push(((lit.min(15) << 4) | (ml - MIN_MATCH).min(15)) as u8);
+            length(&mut block, lit);
+            for _ in 0..lit {
+                let b = b"ab "[next(3)];
+                block.push(b);
+                out.push(b);
+            }
+            let offset = 1 + next((out.len()).min(65535));
+            block.extend_from_slice(&(offset as u16).to_le_bytes());
+            length(&mut block, ml - MIN_MATCH);
+            for _ in 0..ml {
+                out.push(out[out.len() - offset]);
+            }
+            last_ml = ml;
+        }
+        let lit = (LAST_LITERALS + pick(&mut next)).max(MF_LIMIT.saturating_sub(last_ml));
+        block.push((lit.min(15) << 4) as u8);
+        length(&mut block, lit);
+        for _ in 0..lit {
+            let b = b"xyz"[next(3)];
+            block.push(b);
+            out.push(b);
+        }
+        (block, out)
+    }
+
+    #[test]
+    fn nothing_past_the_output_at_any_room() {
+        for seed in 0..3000 {
+            let (block, want) = random_block(seed);
+            let n = want.len();
+            assert_eq!(measure(&block), Ok(n as u64), "seed {seed}");
+            for extra in [
+                0, 1, 2, 3, 5, 8, 12, 16, 17, 24, 31, 32, 33, 40, 63, 64, 65, 100,
+            ] {
+                let mut dst = vec![0xA5u8; n + extra];
+                assert_eq!(decode(&block, &mut dst), Ok(n), "seed {seed}, room {extra}");
+                assert!(dst[..n] == want[..], "seed {seed}, room {extra}");
+                assert!(
+                    dst[n..].iter().all(|&b| b == 0xA5),
+                    "seed {seed}, room {extra}"
+                );
+            }
+            if n > 0 {
+                assert_eq!(decode(&block, &mut vec![0; n - 1]), Err(Stop::Full));
+            }
+        }
+    }
 }
