@@ -78,7 +78,7 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
     // Where the last match started and ended in the output (`last_end` 0: no match yet).
     let (mut last_start, mut last_end) = (0, 0);
     loop {
-        decode_fast(&mut input, dst, &mut op, (&mut last_start, &mut last_end));
+        (input, op, (last_start, last_end)) = decode_fast(input, dst, op, (last_start, last_end));
         let Some((&token, rest)) = input.split_first() else {
             return Err(Stop::Corrupt(ENDS_WITH_MATCH));
         };

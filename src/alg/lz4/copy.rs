@@ -123,7 +123,17 @@ fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
     debug_assert!((1..=op).contains(&offset) && op + ml + 16 <= dst.len());
     let from = op - offset;
     let mut done = 0;
-    if offset >= 16 {
+    let wild = ml.next_multiple_of(16);
+    if offset >= wild {
+        // The source ends before the match: chunks of two slices, one length check.
+        let (head, tail) = dst.split_at_mut(op);
+        for (d, s) in tail[..wild]
+            .chunks_exact_mut(16)
+            .zip(head[from..from + wild].chunks_exact(16))
+        {
+            d.copy_from_slice(s);
+        }
+    } else if offset >= 16 {
         while done < ml {
             dst.copy_within(from + done..from + done + 16, op + done);
             done += 16;

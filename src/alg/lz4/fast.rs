@@ -12,33 +12,33 @@ use super::copy::copy_short_match;
 /// write (16 of literals, then 24 from a match that starts at most 14 bytes in).
 pub(super) const FAST: usize = 64;
 
-/// Decodes sequences from the front of `input` into `dst` at `*op` while they are far from
-/// both ends; advances `input` and `*op` past each, and sets `last` to where each match
-/// starts and ends.
+/// Decodes sequences from the front of `input` into `dst` at `op` while they are far from
+/// both ends. Returns the rest of the input, the output's end and, where a match was
+/// decoded, where the last one starts and ends (else `last` as given).
 #[inline(always)]
-pub(super) fn decode_fast(
-    input: &mut &[u8],
+pub(super) fn decode_fast<'a>(
+    mut input: &'a [u8],
     dst: &mut [u8],
-    op: &mut usize,
-    last: (&mut usize, &mut usize),
-) {
+    mut op: usize,
+    mut last: (usize, usize),
+) -> (&'a [u8], usize, (usize, usize)) {
     while let Some(inp) = input.first_chunk::<FAST>() {
-        let (head, tail) = dst.split_at_mut(*op);
+        let (head, tail) = dst.split_at_mut(op);
         let Some(out) = tail.first_chunk_mut::<FAST>() else {
-            return;
+            break;
         };
         // Up to 14 literals, copied before the token is looked at (16 bytes, within the 62
         // that follow): a sequence left to the general step has its literals written again.
         *out.first_chunk_mut::<16>().expect("64 > 16") = *inp[1..].first_chunk().expect("64 > 17");
         let token = inp[0];
         if token >= 0xF0 || token & 15 == 15 {
-            return;
+            break;
         }
         let lit = usize::from(token >> 4);
         let offset = usize::from(u16::from_le_bytes([inp[1 + lit], inp[2 + lit]]));
-        let mop = *op + lit;
+        let mop = op + lit;
         if offset.wrapping_sub(1) >= mop {
-            return;
+            break;
         }
         let ml = usize::from(token & 15) + MIN_MATCH;
         // A match whose source ends 24 bytes or more before the literals: one 24-byte copy
@@ -47,8 +47,9 @@ pub(super) fn decode_fast(
             Some(s) => out[lit..lit + 24].copy_from_slice(s),
             None => copy_short_match(dst, mop, offset, ml),
         }
-        *input = &input[3 + lit..];
-        *op = mop + ml;
-        (*last.0, *last.1) = (mop, *op);
+        input = &input[3 + lit..];
+        op = mop + ml;
+        last = (mop, op);
     }
+    (input, op, last)
 }
