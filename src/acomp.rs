@@ -41,6 +41,8 @@ pub struct Acomp {
 trait Transform: Send + Sync {
     fn name(&self) -> &'static str;
     fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
+    /// A one-shot decompression served without a workspace, where the algorithm can.
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>>;
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
@@ -63,6 +65,10 @@ impl<A: Algorithm> Transform for Streams<A> {
             };
             Ok((path, ()))
         })
+    }
+
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        self.serve_stateless(src, dst)
     }
 
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
@@ -210,6 +216,13 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let kind = RequestKind::Decompress;
+        if let ([s], [d]) = (src, &mut *dst) {
+            if !s.is_empty() {
+                if let Some(res) = self.inner.decompress_stateless(s, d) {
+                    return res;
+                }
+            }
+        }
         let mut walk = Walk::new(src, dst);
         if let Some(e) = kind.refusal(&walk) {
             return Err(self.inner.refuse(kind, e));

@@ -61,6 +61,22 @@ pub trait Algorithm: Send + Sync + 'static {
     /// Any kind of [`Error`]; see [`Error::errno`].
     fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
 
+    /// Decompresses a one-shot request (the source and the destination each one fragment,
+    /// the source not empty) without a workspace, where the algorithm needs none: `Some`
+    /// with the bytes written to the front of `dst`, or `None`, having touched nothing, to
+    /// have the request served by [`decompress`](Algorithm::decompress) on a locked
+    /// workspace. A request served here skips the walk, the CPU lookup and the workspace
+    /// lock, and is counted as a one-shot request like any other. The outcome must be the
+    /// one `decompress` gives. The default is `None`: every request takes a workspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Algorithm::decompress).
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        let _ = (src, dst);
+        None
+    }
+
     /// Decompresses the first frame of the walk's source into `segments` (sorted, not
     /// overlapping, already checked), sending output that falls before or between segments
     /// to scratch memory of the workspace, and stopping as soon as the last segment is full.

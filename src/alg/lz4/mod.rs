@@ -216,6 +216,11 @@ impl Algorithm for Lz4 {
         Ok(Path::Stream)
     }
 
+    /// acomp's block decoder keeps no state: the one-shot path needs no workspace.
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        Some(self.decode_into(src, dst))
+    }
+
     fn reset(&self, _ws: &mut Lz4Workspace) {
         // Nothing carries over: liblz4 resets its state on every block, and the buffers are
         // written before they are read.
