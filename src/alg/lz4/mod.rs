@@ -10,7 +10,8 @@
 //!
 //! - **One-shot**, one fragment each side: the block is compressed by liblz4 straight from
 //!   the source into the destination, and decoded straight from the source into the
-//!   destination.
+//!   destination. The decoder keeps no state, so that decompression takes no workspace
+//!   ([`Algorithm::decompress_stateless`]): no CPU lookup, no lock.
 //! - **Linearised**, every other request: the block format has no streaming decoder (a
 //!   match may reach 64 KiB back into the output), so a source in several fragments is
 //!   copied into one buffer of the workspace, and output for a destination in several
