@@ -35,6 +35,9 @@ use crate::{Error, Segment, Stats, Walk};
 /// ```
 pub struct Acomp {
     inner: Box<dyn Transform>,
+    /// The algorithm's [`Algorithm::STATELESS_ONE_SHOT`]: one-shot decompressions try
+    /// `decompress_stateless` first only where it is set.
+    stateless: bool,
 }
 
 /// What `Acomp` needs of `Streams<A>`, whatever `A` is.
@@ -161,6 +164,7 @@ impl Acomp {
     pub fn with_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
             inner: Box::new(Streams::new(alg)?),
+            stateless: A::STATELESS_ONE_SHOT,
         })
     }
 
@@ -216,11 +220,9 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let kind = RequestKind::Decompress;
-        if let ([s], [d]) = (src, &mut *dst) {
-            if !s.is_empty() {
-                if let Some(res) = self.inner.decompress_stateless(s, d) {
-                    return res;
-                }
+        if self.stateless {
+            if let Some(res) = self.decompress_stateless(src, dst) {
+                return res;
             }
         }
         let mut walk = Walk::new(src, dst);
@@ -229,6 +231,21 @@ impl Acomp {
         }
         self.inner.request(kind, &mut walk)?;
         Ok(walk.produced())
+    }
+
+    /// A one-shot decompression (one fragment each side, the source not empty) without a
+    /// workspace, where the algorithm serves it so; out of line, so that the walk's path
+    /// keeps its shape for algorithms without it.
+    #[inline(never)]
+    fn decompress_stateless(
+        &self,
+        src: &[IoSlice<'_>],
+        dst: &mut [IoSliceMut<'_>],
+    ) -> Option<Result<usize, Error>> {
+        match (src, dst) {
+            ([s], [d]) if !s.is_empty() => self.inner.decompress_stateless(s, d),
+            _ => None,
+        }
     }
 
     /// Reads a byte range of a compressed extent: decompresses the first frame of the source

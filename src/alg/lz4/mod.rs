@@ -182,6 +182,8 @@ fn linear_src<'s>(walk: &Walk<'s, '_>, buf: &'s mut Vec<u8>) -> Result<&'s [u8],
 impl Algorithm for Lz4 {
     type Workspace = Lz4Workspace;
 
+    const STATELESS_ONE_SHOT: bool = true;
+
     fn name(&self) -> &'static str {
         "lz4"
     }
