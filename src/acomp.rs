@@ -35,6 +35,9 @@ use crate::{Error, Segment, Stats, Walk};
 /// ```
 pub struct Acomp {
     inner: Box<dyn Transform>,
+    /// The algorithm's [`Algorithm::STATELESS_ONE_SHOT`]: one-shot decompressions try
+    /// `decompress_stateless` first only where it is set.
+    stateless: bool,
 }
 
 /// What `Acomp` needs of `Streams<A>`, whatever `A` is.
@@ -45,6 +48,8 @@ trait Transform: Send + Sync {
     /// produced.
     fn request_slices(&self, kind: RequestKind, src: &[u8], dst: &mut [u8])
     -> Result<usize, Error>;
+    /// A one-shot decompression served without a workspace, where the algorithm can.
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>>;
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
@@ -82,6 +87,10 @@ impl<A: Algorithm> Transform for Streams<A> {
             };
             Ok((path, n))
         })
+    }
+
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        self.serve_stateless(src, dst)
     }
 
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
@@ -182,6 +191,7 @@ impl Acomp {
     pub fn with_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
             inner: Box::new(Streams::new(alg)?),
+            stateless: A::STATELESS_ONE_SHOT,
         })
     }
 
@@ -240,6 +250,11 @@ impl Acomp {
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
         let kind = RequestKind::Decompress;
+        if self.stateless {
+            if let Some(res) = self.decompress_stateless(src, dst) {
+                return res;
+            }
+        }
         if let ([s], [d]) = (src, &mut *dst) {
             if let Some(e) = kind.refusal(s.len()) {
                 return Err(self.inner.refuse(kind, e));
@@ -252,6 +267,21 @@ impl Acomp {
         }
         self.inner.request(kind, &mut walk)?;
         Ok(walk.produced())
+    }
+
+    /// A one-shot decompression (one fragment each side, the source not empty) without a
+    /// workspace, where the algorithm serves it so; out of line, so that the walk's path
+    /// keeps its shape for algorithms without it.
+    #[inline(never)]
+    fn decompress_stateless(
+        &self,
+        src: &[IoSlice<'_>],
+        dst: &mut [IoSliceMut<'_>],
+    ) -> Option<Result<usize, Error>> {
+        match (src, dst) {
+            ([s], [d]) if !s.is_empty() => self.inner.decompress_stateless(s, d),
+            _ => None,
+        }
     }
 
     /// Reads a byte range of a compressed extent: decompresses the first frame of the source

@@ -28,7 +28,8 @@ pub(crate) fn configured() -> usize {
 
 /// A number per thread, from a global counter at the thread's first call: threads spread
 /// over the slots round-robin, and a thread keeps to one slot.
-fn thread_number() -> usize {
+#[inline]
+pub(crate) fn thread_number() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         static NUMBER: usize = NEXT.fetch_add(1, Relaxed);

@@ -234,6 +234,26 @@ impl<A: Algorithm> Streams<A> {
         res.map(|(_, r)| r)
     }
 
+    /// Serves a one-shot decompression without a workspace where the algorithm can
+    /// ([`Algorithm::decompress_stateless`]), and counts it on the slot of the thread's
+    /// number (no CPU lookup: the counters are only ever summed); `None` where it cannot.
+    #[inline]
+    pub(crate) fn serve_stateless(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<Result<usize, Error>> {
+        let res = self.alg.decompress_stateless(src, dst)?;
+        let n = cpu::thread_number();
+        let slot = &self.slots[if n < self.slots.len() {
+            n
+        } else {
+            n % self.slots.len()
+        }];
+        slot.record(RequestKind::Decompress, res.as_ref().map(|_| Path::OneShot));
+        Some(res)
+    }
+
     /// Serves a batch of requests of one kind: one CPU lookup and one lock for up to
     /// [`BATCH_HOLD_REQUESTS`] requests or [`BATCH_HOLD_BYTES`] of source, then the
     /// workspace is let go and taken again, so that other threads never queue behind a long

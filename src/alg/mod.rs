@@ -95,6 +95,28 @@ pub trait Algorithm: Send + Sync + 'static {
         walk_slices(src, dst, |walk| self.decompress(ws, walk))
     }
 
+    /// Whether [`decompress_stateless`](Algorithm::decompress_stateless) may serve
+    /// requests: the transform tries it only then, so that an algorithm without it pays
+    /// nothing. The default is `false`.
+    const STATELESS_ONE_SHOT: bool = false;
+
+    /// Decompresses a one-shot request (the source and the destination each one fragment,
+    /// the source not empty) without a workspace, where the algorithm needs none: `Some`
+    /// with the bytes written to the front of `dst`, or `None`, having touched nothing, to
+    /// have the request served by [`decompress`](Algorithm::decompress) on a locked
+    /// workspace. A request served here skips the walk, the CPU lookup and the workspace
+    /// lock, and is counted as a one-shot request like any other. The outcome must be the
+    /// one `decompress` gives. Called only where [`STATELESS_ONE_SHOT`](Algorithm::STATELESS_ONE_SHOT)
+    /// is set. The default is `None`: every request takes a workspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Algorithm::decompress).
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        let _ = (src, dst);
+        None
+    }
+
     /// Decompresses the first frame of the walk's source into `segments` (sorted, not
     /// overlapping, already checked), sending output that falls before or between segments
     /// to scratch memory of the workspace, and stopping as soon as the last segment is full.

@@ -13,6 +13,9 @@
 //! destination size changes the outcome: it takes offset 0 (writing zeros), and it checks
 //! the end-of-block rules against the end of the destination rather than of the output.
 
+use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
+use super::fast::decode_fast;
+
 /// Bytes of output after the last match that must be literals (`LASTLITERALS`).
 pub(super) const LAST_LITERALS: usize = 5;
 
@@ -20,10 +23,10 @@ pub(super) const LAST_LITERALS: usize = 5;
 pub(super) const MF_LIMIT: usize = 12;
 
 /// Shortest match (`MINMATCH`): the token's match nibble counts from here.
-const MIN_MATCH: usize = 4;
+pub(super) const MIN_MATCH: usize = 4;
 
 /// A length nibble of 15: more length bytes follow.
-const RUN_MASK: usize = 15;
+pub(super) const RUN_MASK: usize = 15;
 
 /// Why decoding stopped short of the block's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,12 +60,11 @@ pub(super) const LAST_MATCH_LATE: &str =
 /// Decodes the block `src` into the front of `dst`; returns the bytes written. Writes
 /// nothing past the output, so that `dst[n..]` is as the caller left it after `Ok(n)`.
 ///
-/// Short literal runs and matches are copied 8 or 16 bytes at a time, a few bytes past
-/// their end, but only where the format puts more output there: literals that a match
-/// follows, and a match, have at least 12 bytes of output after their start in any valid
-/// block (`MFLIMIT`), and an 8-byte copy of a run of up to 8 bytes, or a 16-byte copy of one
-/// of 4 to 16 literals, stays within that. A block that breaks the rule is refused, so the
-/// bytes past the output can only change on an error.
+/// Literals and matches are copied in fixed-size chunks (8, 16 or 32 bytes) a few bytes
+/// past their end, but only where the format puts more output there: at least 12 bytes
+/// after the start of every match (`MFLIMIT`), and, in a valid block, nearly as many bytes
+/// of output after any point as there are bytes of input left (see `copy.rs`). A block that
+/// breaks the rules is refused, so the bytes past the output can only change on an error.
 ///
 /// # Errors
 ///
@@ -76,71 +78,33 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
     // Where the last match started and ended in the output (`last_end` 0: no match yet).
     let (mut last_start, mut last_end) = (0, 0);
     loop {
-        // The fast path, for a sequence with short lengths (both nibbles under 15) and room on
-        // both sides: 32 bytes of input hold its token, literals and offset, and 32 bytes of
-        // destination its output, so one check of each covers every copy.
-        if let (Some(inp), Some(room)) = (input.first_chunk::<32>(), dst.len().checked_sub(op)) {
-            let token = inp[0];
-            let lit = usize::from(token >> 4);
-            let ml = usize::from(token & 15) + MIN_MATCH;
-            if room >= 32 && lit < RUN_MASK && ml < RUN_MASK + MIN_MATCH {
-                let out = dst[op..].first_chunk_mut::<16>().expect("room checked");
-                if lit >= 4 {
-                    out.copy_from_slice(&inp[1..17]);
-                } else {
-                    out[..8].copy_from_slice(&inp[1..9]);
-                }
-                let offset = usize::from(u16::from_le_bytes([inp[1 + lit], inp[2 + lit]]));
-                let mop = op + lit;
-                if offset.wrapping_sub(1) >= mop {
-                    return Err(Stop::Corrupt(bad_offset(offset)));
-                }
-                let at = mop - offset;
-                if ml <= 8 && offset >= 8 {
-                    let m: [u8; 8] = *dst[at..].first_chunk().expect("offset >= 8");
-                    dst[mop..mop + 8].copy_from_slice(&m);
-                } else if ml <= 16 && offset >= 16 {
-                    let m: [u8; 16] = *dst[at..].first_chunk().expect("offset >= 16");
-                    dst[mop..mop + 8].copy_from_slice(&m[..8]);
-                    dst[mop + ml - 8..mop + ml].copy_from_slice(&m[ml - 8..ml]);
-                } else {
-                    copy_match(dst, mop, offset, ml);
-                }
-                input = &input[3 + lit..];
-                last_start = mop;
-                op = mop + ml;
-                last_end = op;
-                continue;
-            }
-        }
+        (input, op, (last_start, last_end)) = decode_fast(input, dst, op, (last_start, last_end));
         let Some((&token, rest)) = input.split_first() else {
             return Err(Stop::Corrupt(ENDS_WITH_MATCH));
         };
         input = rest;
         let mut lit = usize::from(token >> 4);
-        if lit == RUN_MASK {
-            lit += read_length(&mut input)?;
-        }
-        let out = &mut dst[op..];
-        if lit >= input.len() {
-            // The last sequence: literals only, to the end of the block.
-            if lit > input.len() {
-                return Err(Stop::Corrupt(LITERALS_PAST_END));
-            }
-            let d = out.get_mut(..lit).ok_or(Stop::Full)?;
-            copy_exact(d, input);
-            return end_of_block(op + lit, last_start, last_end).map_err(Stop::Corrupt);
-        }
-        // A match follows these literals.
-        if lit < 4 {
-            match (out.first_chunk_mut::<8>(), input.first_chunk::<8>()) {
-                (Some(d), Some(s)) => *d = *s,
-                _ => copy_exact(out.get_mut(..lit).ok_or(Stop::Full)?, &input[..lit]),
-            }
-        } else {
-            match (lit, out.first_chunk_mut::<16>(), input.first_chunk::<16>()) {
-                (..=16, Some(d), Some(s)) => *d = *s,
-                _ => copy_exact(out.get_mut(..lit).ok_or(Stop::Full)?, &input[..lit]),
+        match (
+            input.first_chunk::<FOLLOW>(),
+            dst[op..].first_chunk_mut::<16>(),
+        ) {
+            // Short literals with input to spare: a match follows them, and 16 bytes stay
+            // within the output the input left pays for.
+            (Some(s), Some(d)) if lit < RUN_MASK => *d = *s.first_chunk().expect("32 > 16"),
+            _ => {
+                if lit == RUN_MASK {
+                    lit += read_length(&mut input)?;
+                }
+                if lit >= input.len() {
+                    // The last sequence: literals only, to the end of the block.
+                    if lit > input.len() {
+                        return Err(Stop::Corrupt(LITERALS_PAST_END));
+                    }
+                    let d = dst[op..].get_mut(..lit).ok_or(Stop::Full)?;
+                    copy_exact(d, input);
+                    return end_of_block(op + lit, last_start, last_end).map_err(Stop::Corrupt);
+                }
+                copy_literals(&mut dst[op..], input, lit)?;
             }
         }
         input = &input[lit..];
@@ -157,15 +121,10 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
         if ml == RUN_MASK + MIN_MATCH {
             ml += read_length(&mut input)?;
         }
-        let (head, out) = dst.split_at_mut(op);
-        if ml > out.len() {
+        if ml > dst.len() - op {
             return Err(Stop::Full);
         }
-        let from = &head[op - offset..];
-        match (ml, from.first_chunk::<8>(), out.first_chunk_mut::<8>()) {
-            (0..=8, Some(s), Some(d)) => *d = *s,
-            _ => copy_match(dst, op, offset, ml),
-        }
+        copy_match(dst, op, offset, ml, input.len() >= FOLLOW);
         last_start = op;
         op += ml;
         last_end = op;
@@ -245,7 +204,7 @@ fn bad_offset(offset: usize) -> &'static str {
 /// Reads the length bytes after a nibble of 15 off the front of `input`: their sum, up to the
 /// first that is not 255.
 #[inline(always)]
-fn read_length(input: &mut &[u8]) -> Result<usize, Stop> {
+pub(super) fn read_length(input: &mut &[u8]) -> Result<usize, Stop> {
     let mut n = 0;
     loop {
         let Some((&b, rest)) = input.split_first() else {
@@ -271,68 +230,6 @@ fn read_length_at(src: &[u8], ip: &mut usize) -> Result<usize, Stop> {
         n += usize::from(b);
         if b != 255 {
             return Ok(n);
-        }
-    }
-}
-
-/// Copies `s` into `d` (of the same length): short runs, the common case, as two fixed-size
-/// moves that overlap, and never a byte past `d`.
-#[inline(always)]
-fn copy_exact(d: &mut [u8], s: &[u8]) {
-    let n = s.len();
-    debug_assert_eq!(n, d.len());
-    if n > 16 {
-        d.copy_from_slice(s);
-    } else if n >= 8 {
-        d[..8].copy_from_slice(&s[..8]);
-        d[n - 8..].copy_from_slice(&s[n - 8..]);
-    } else if n >= 4 {
-        d[..4].copy_from_slice(&s[..4]);
-        d[n - 4..].copy_from_slice(&s[n - 4..]);
-    } else {
-        for (d, s) in d.iter_mut().zip(s) {
-            *d = *s;
-        }
-    }
-}
-
-/// Writes the match of `ml` bytes at `op`, copied from `offset` bytes back (`1 <= offset <=
-/// op`, `op + ml <= dst.len()`), exactly. Where the match overlaps its own output (`offset <
-/// ml`), it repeats the last `offset` bytes.
-#[inline(always)]
-fn copy_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
-    let from = op - offset;
-    if offset >= ml {
-        let (head, tail) = dst.split_at_mut(op);
-        copy_exact(&mut tail[..ml], &head[from..from + ml]);
-    } else if offset >= 8 && ml <= 64 {
-        // 8 bytes at a time: each reads only bytes already written.
-        let mut done = 0;
-        while done + 8 <= ml {
-            let (head, tail) = dst.split_at_mut(op + done);
-            tail[..8].copy_from_slice(&head[from + done..from + done + 8]);
-            done += 8;
-        }
-        if done < ml {
-            let at = ml - 8;
-            let (head, tail) = dst.split_at_mut(op + at);
-            tail[..8].copy_from_slice(&head[from + at..from + at + 8]);
-        }
-    } else if offset == 1 {
-        let b = dst[from];
-        dst[op..op + ml].fill(b);
-    } else if ml <= 32 && offset < 8 {
-        for i in op..op + ml {
-            dst[i] = dst[i - offset];
-        }
-    } else {
-        // The pattern doubles with each copy: after copying `offset` bytes, `2 * offset` are
-        // a whole number of periods, then `4 * offset`, and so on.
-        let mut done = 0;
-        while done < ml {
-            let n = (offset + done).min(ml - done);
-            dst.copy_within(from..from + n, op + done);
-            done += n;
         }
     }
 }
@@ -390,5 +287,85 @@ mod tests {
             measure(&[0x10, 7, 1, 0, 0x50, 1, 2, 3, 4, 5]),
             Err(LAST_MATCH_LATE)
         );
+    }
+
+    /// A valid block of random sequences (literal runs and matches of every length class,
+    /// offsets anywhere back, the last match as late as the rules allow), and its output.
+    fn random_block(seed: u64) -> (Vec<u8>, Vec<u8>) {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let pick = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
+            0 => next(4),
+            1 => next(19),
+            2 => next(40),
+            _ => next(600),
+        };
+        fn length(block: &mut Vec<u8>, n: usize) {
+            if n >= RUN_MASK {
+                let mut rest = n - RUN_MASK;
+                while rest >= 255 {
+                    block.push(255);
+                    rest -= 255;
+                }
+                block.push(rest as u8);
+            }
+        }
+        let (mut block, mut out) = (Vec::new(), Vec::new());
+        let mut last_ml = MF_LIMIT;
+        for _ in 0..next(30) {
+            let lit = pick(&mut next).max(usize::from(out.is_empty()));
+            let ml = MIN_MATCH + pick(&mut next);
+            block.push(((lit.min(15) << 4) | (ml - MIN_MATCH).min(15)) as u8);
+            length(&mut block, lit);
+            for _ in 0..lit {
+                let b = b"ab "[next(3)];
+                block.push(b);
+                out.push(b);
+            }
+            let offset = 1 + next((out.len()).min(65535));
+            block.extend_from_slice(&(offset as u16).to_le_bytes());
+            length(&mut block, ml - MIN_MATCH);
+            for _ in 0..ml {
+                out.push(out[out.len() - offset]);
+            }
+            last_ml = ml;
+        }
+        let lit = (LAST_LITERALS + pick(&mut next)).max(MF_LIMIT.saturating_sub(last_ml));
+        block.push((lit.min(15) << 4) as u8);
+        length(&mut block, lit);
+        for _ in 0..lit {
+            let b = b"xyz"[next(3)];
+            block.push(b);
+            out.push(b);
+        }
+        (block, out)
+    }
+
+    #[test]
+    fn nothing_past_the_output_at_any_room() {
+        for seed in 0..3000 {
+            let (block, want) = random_block(seed);
+            let n = want.len();
+            assert_eq!(measure(&block), Ok(n as u64), "seed {seed}");
+            for extra in [
+                0, 1, 2, 3, 5, 8, 12, 16, 17, 24, 31, 32, 33, 40, 63, 64, 65, 100,
+            ] {
+                let mut dst = vec![0xA5u8; n + extra];
+                assert_eq!(decode(&block, &mut dst), Ok(n), "seed {seed}, room {extra}");
+                assert!(dst[..n] == want[..], "seed {seed}, room {extra}");
+                assert!(
+                    dst[n..].iter().all(|&b| b == 0xA5),
+                    "seed {seed}, room {extra}"
+                );
+            }
+            if n > 0 {
+                assert_eq!(decode(&block, &mut vec![0; n - 1]), Err(Stop::Full));
+            }
+        }
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! - **One-shot**, one fragment each side: the block is compressed by liblz4 straight from
 //!   the source into the destination, and decoded straight from the source into the
-//!   destination.
+//!   destination. The decoder keeps no state, so that decompression takes no workspace
+//!   ([`Algorithm::decompress_stateless`]): no CPU lookup, no lock.
 //! - **Linearised**, every other request: the block format has no streaming decoder (a
 //!   match may reach 64 KiB back into the output), so a source in several fragments is
 //!   copied into one buffer of the workspace, and output for a destination in several
@@ -41,7 +42,9 @@
 
 mod block;
 mod compress;
+mod copy;
 mod decompress;
+mod fast;
 mod params;
 
 pub use self::params::{
@@ -179,6 +182,8 @@ fn linear_src<'s>(walk: &Walk<'s, '_>, buf: &'s mut Vec<u8>) -> Result<&'s [u8],
 impl Algorithm for Lz4 {
     type Workspace = Lz4Workspace;
 
+    const STATELESS_ONE_SHOT: bool = true;
+
     fn name(&self) -> &'static str {
         "lz4"
     }
@@ -212,6 +217,11 @@ impl Algorithm for Lz4 {
         }
         self.decompress_linear(ws, walk)?;
         Ok(Path::Stream)
+    }
+
+    /// acomp's block decoder keeps no state: the one-shot path needs no workspace.
+    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
+        Some(self.decode_into(src, dst))
     }
 
     fn reset(&self, _ws: &mut Lz4Workspace) {
