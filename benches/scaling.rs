@@ -149,6 +149,27 @@ fn work(codec: &mut impl Codec, pages: &[Vec<u8>], first: usize, count: usize) -
 /// Pages per batch in [`Mode::AcompBatch`]: a 64 KiB folio.
 const BATCH: usize = 16;
 
+/// Serves one request per source, each into its buffer of `dsts`, with `op` (a batch
+/// call); returns the bytes each produced.
+fn serve_batch(
+    op: impl FnOnce(&mut [Request<'_, '_>]),
+    srcs: &[&[u8]],
+    dsts: &mut [Vec<u8>],
+) -> Vec<usize> {
+    let srcs: Vec<[IoSlice<'_>; 1]> = srcs.iter().map(|s| [IoSlice::new(s)]).collect();
+    let mut dsts: Vec<[IoSliceMut<'_>; 1]> =
+        dsts.iter_mut().map(|d| [IoSliceMut::new(d)]).collect();
+    let mut reqs: Vec<Request<'_, '_>> = srcs
+        .iter()
+        .zip(&mut dsts)
+        .map(|(s, d)| Request::new(s, d))
+        .collect();
+    op(&mut reqs);
+    reqs.iter()
+        .map(|r| *r.outcome().expect("served").as_ref().expect("succeeded"))
+        .collect()
+}
+
 /// [`work`] in batches of [`BATCH`] pages: each page's latency is its batch's (compress
 /// batch + decompress batch) over the pages in it.
 fn work_batch(tfm: &Acomp, pages: &[Vec<u8>], first: usize, count: usize) -> Histogram<u64> {
@@ -157,45 +178,19 @@ fn work_batch(tfm: &Acomp, pages: &[Vec<u8>], first: usize, count: usize) -> His
     let mut back = vec![vec![0; PAGE]; BATCH];
     for start in (0..count).step_by(BATCH) {
         let n = BATCH.min(count - start);
-        let batch: Vec<&Vec<u8>> = (start..start + n)
-            .map(|i| &pages[(first + i) % pages.len()])
+        let batch: Vec<&[u8]> = (start..start + n)
+            .map(|i| &pages[(first + i) % pages.len()][..])
             .collect();
         let t = Instant::now();
-        let srcs: Vec<[IoSlice<'_>; 1]> = batch.iter().map(|p| [IoSlice::new(p)]).collect();
-        let mut dsts: Vec<[IoSliceMut<'_>; 1]> =
-            frames.iter_mut().map(|f| [IoSliceMut::new(f)]).collect();
-        let mut reqs: Vec<Request<'_, '_>> = srcs
+        let sizes = serve_batch(|r| tfm.compress_batch(r), &batch, &mut frames);
+        let sent: Vec<&[u8]> = frames.iter().zip(&sizes).map(|(f, &m)| &f[..m]).collect();
+        let ok = serve_batch(|r| tfm.decompress_batch(r), &sent, &mut back)
             .iter()
-            .zip(&mut dsts)
-            .map(|(s, d)| Request::new(s, d))
-            .collect();
-        tfm.compress_batch(&mut reqs);
-        let sizes: Vec<usize> = reqs
-            .iter()
-            .map(|r| *r.outcome().expect("served").as_ref().expect("compressed"))
-            .collect();
-        drop(reqs);
-        drop(dsts);
-        let srcs: Vec<[IoSlice<'_>; 1]> = frames
-            .iter()
-            .zip(&sizes)
-            .map(|(f, &m)| [IoSlice::new(&f[..m])])
-            .collect();
-        let mut dsts: Vec<[IoSliceMut<'_>; 1]> =
-            back.iter_mut().map(|b| [IoSliceMut::new(b)]).collect();
-        let mut reqs: Vec<Request<'_, '_>> = srcs
-            .iter()
-            .zip(&mut dsts)
-            .map(|(s, d)| Request::new(s, d))
-            .collect();
-        tfm.decompress_batch(&mut reqs);
-        let ok = reqs.iter().all(|r| matches!(r.outcome(), Some(Ok(PAGE))));
-        drop(reqs);
-        drop(dsts);
+            .all(|&m| m == PAGE);
         let per_page = t.elapsed().as_nanos() as u64 / n as u64;
         latency.saturating_record_n(per_page, n as u64);
         assert!(
-            ok && batch.iter().zip(&back).all(|(p, b)| p == &b),
+            ok && batch.iter().zip(&back).all(|(p, b)| *p == &b[..]),
             "round trip"
         );
     }
