@@ -244,12 +244,7 @@ impl<A: Algorithm> Streams<A> {
         dst: &mut [u8],
     ) -> Option<Result<usize, Error>> {
         let res = self.alg.decompress_stateless(src, dst)?;
-        let n = cpu::thread_number();
-        let slot = &self.slots[if n < self.slots.len() {
-            n
-        } else {
-            n % self.slots.len()
-        }];
+        let slot = &self.slots[self.slot_index(cpu::thread_number())];
         slot.record(RequestKind::Decompress, res.as_ref().map(|_| Path::OneShot));
         Some(res)
     }
@@ -317,11 +312,17 @@ impl<A: Algorithm> Streams<A> {
     }
 
     fn own_index(&self) -> usize {
-        let cpu = cpu::current();
-        if cpu < self.slots.len() {
-            cpu
+        self.slot_index(cpu::current())
+    }
+
+    /// The slot of CPU or thread number `n`: itself where there is such a slot, else wrapped
+    /// round (a CPU brought online after the transform was made, a thread number).
+    #[inline]
+    fn slot_index(&self, n: usize) -> usize {
+        if n < self.slots.len() {
+            n
         } else {
-            cpu % self.slots.len()
+            n % self.slots.len()
         }
     }
 
