@@ -28,6 +28,7 @@ mod compress;
 mod decompress;
 mod dictionary;
 mod frame;
+mod one_sequence;
 mod one_shot;
 mod params;
 

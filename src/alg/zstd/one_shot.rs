@@ -5,7 +5,7 @@ use zstd_safe::DCtx;
 
 use super::decompress::select;
 use super::frame::{self, BlockType};
-use super::{Digested, Zstd};
+use super::{Digested, Zstd, one_sequence};
 
 impl Zstd {
     /// The one-shot decompression, where it gives exactly the outcome the stream path
@@ -34,7 +34,7 @@ impl Zstd {
         let size = usize::try_from(f.content_size)
             .ok()
             .filter(|&s| s <= dst.len())?;
-        if let Some(n) = plain_block(&f, src, &mut dst[..size]) {
+        if let Some(n) = plain_block(&f, src, &mut dst[..size], dicts) {
             return Some(n);
         }
         if let Some(dicts) = dicts {
@@ -45,21 +45,38 @@ impl Zstd {
     }
 }
 
-/// The content of a frame [`frame::single_frame`] accepted that is one raw or RLE block,
-/// without checksum or dictionary ID, whose size is the declared content size: copied (raw)
-/// or filled (RLE) into `dst` (cut to that size) by acomp itself, as every zstd decoder
-/// gives it, without zstd's frame set-up, which costs more than a page's copy. `None` for
-/// any other frame, left to zstd.
-#[inline]
-fn plain_block(f: &frame::OneFrame, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+/// The content of a frame [`frame::single_frame`] accepted that is one block, without
+/// checksum or dictionary ID, whose output is the declared content size, where acomp
+/// decodes it itself, as every zstd decoder gives it, without zstd's frame set-up (which
+/// costs more than a page's copy): a raw block copied, an RLE block filled, a compressed
+/// block of one sequence in the predefined codes decoded ([`one_sequence`]: a zero or
+/// same-filled page) into `dst` (cut to the content size). `None` for any other frame,
+/// left to zstd.
+#[inline(always)]
+fn plain_block(
+    f: &frame::OneFrame,
+    src: &[u8],
+    dst: &mut [u8],
+    dicts: Option<&Digested>,
+) -> Option<usize> {
     let (block, start) = f.only_block.filter(|_| !f.dict_or_checksum)?;
-    if block.size as usize != dst.len() {
-        return None;
-    }
+    let content = src.get(start..start + block.content_len())?;
     match block.kind {
-        BlockType::Raw => dst.copy_from_slice(src.get(start..start + dst.len())?),
-        BlockType::Rle => dst.fill(*src.get(start)?),
-        BlockType::Compressed => return None,
+        BlockType::Raw if block.size as usize == dst.len() => dst.copy_from_slice(content),
+        BlockType::Rle if block.size as usize == dst.len() => dst.fill(*content.first()?),
+        // Huffman-coded literals (the first byte's low bits 2 or 3: a page that compresses)
+        // are zstd's, decided on one byte. A frame without dictionary ID is read with the
+        // raw-content dictionary where the transform has one (`select`): its repeat offsets
+        // and history are not the plain ones. A block's output is within the block maximum
+        // (libzstd: "Decompressed Block Size Exceeds Maximum").
+        BlockType::Compressed
+            if content.first().is_some_and(|&b| b & 2 == 0)
+                && dicts.is_none_or(|d| matches!(d.ddict(0), Ok(None)))
+                && dst.len() as u64 <= frame::block_max(f.window) =>
+        {
+            return one_sequence::decode(content, dst);
+        }
+        _ => return None,
     }
     Some(dst.len())
 }
