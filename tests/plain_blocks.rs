@@ -123,3 +123,102 @@ fn raw_and_rle_blocks_agree_with_the_stream_path() {
     assert_eq!(tfm.decompress_to_buffer(&rle, &mut out), Ok(4096));
     assert!(out.iter().all(|&x| x == 0xAB));
 }
+
+/// zstd's frame of `page`: one compressed block of one sequence for a periodic page.
+fn zstd_frame(page: &[u8], level: i32) -> Vec<u8> {
+    zstd::bulk::compress(page, level).unwrap()
+}
+
+/// Frames of one compressed block holding one sequence (zero, same-filled and other
+/// periodic pages), which the one-shot path decodes itself: the stream path's outcome
+/// (libzstd) for every one-byte change of the frame, at three destination sizes, and in a
+/// batch; nothing written past the output.
+#[test]
+fn one_sequence_blocks_agree_with_the_stream_path_under_every_one_byte_change() {
+    let tfm = Acomp::new("zstd").unwrap();
+    let mut checked = 0;
+    for (unit, size, level) in [
+        (&[0u8][..], 4096, 3),
+        (&0x0123_4567_89ab_cdefu64.to_le_bytes()[..], 4096, 1),
+        (&[1, 2, 3][..], 1000, 19),
+        (&[9; 40][..], 20_000, -5),
+    ] {
+        let page: Vec<u8> = unit.iter().copied().cycle().take(size).collect();
+        let frame = zstd_frame(&page, level);
+        let mut out = vec![0u8; size];
+        assert_eq!(tfm.decompress_to_buffer(&frame, &mut out), Ok(size));
+        assert_eq!(out, page);
+        for at in 0..frame.len() {
+            for mask in [1u8, 2, 4, 8, 16, 32, 64, 128, 0xff] {
+                let mut bad = frame.clone();
+                bad[at] ^= mask;
+                for cap in [size - 1, size, size + 100] {
+                    let streamed =
+                        common::decompress(&tfm, &bad, Cut::Every(3), cap, Cut::Every(5));
+                    let mut canary = vec![0xEEu8; cap];
+                    let one = tfm.decompress_to_buffer(&bad, &mut canary);
+                    assert_eq!(
+                        one.as_ref().map(|&n| &canary[..n]).map_err(|e| e.errno()),
+                        streamed.as_ref().map(|b| &b[..]).map_err(|e| e.errno()),
+                        "byte {at} ^ {mask:#x}, destination {cap}"
+                    );
+                    if let Ok(n) = one {
+                        assert!(canary[n..].iter().all(|&x| x == 0xEE), "past the output");
+                    }
+                    let mut batch_out = vec![0u8; cap];
+                    let src = [IoSlice::new(&bad)];
+                    let mut dst = [IoSliceMut::new(&mut batch_out)];
+                    let mut reqs = [Request::new(&src, &mut dst)];
+                    tfm.decompress_batch(&mut reqs);
+                    let batch = reqs[0].outcome().unwrap().clone();
+                    assert_eq!(batch.map_err(|e| e.errno()), one.map_err(|e| e.errno()));
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000);
+}
+
+/// A frame without dictionary ID is read with the transform's dictionary of ID 0, where it
+/// has one (zstd's rule): its repeat offsets are the dictionary's, not 1, 4, 8. Here a
+/// structured dictionary of ID 0 whose first repeat offset is 2 turns zstd's frame of
+/// `a b b b ...` (literals `ab`, then the repeat offset 1 for 4094 bytes) into `a b a b ...`
+/// on the one-shot path as on the stream path.
+#[test]
+fn one_sequence_block_takes_its_repeat_offsets_from_a_dictionary_of_id_0() {
+    use acomp::{Dictionary, ZstdParams};
+    let samples: Vec<Vec<u8>> = (0..200).map(|i| letters(1000, i)).collect();
+    let refs: Vec<&[u8]> = samples.iter().map(|s| &s[..]).collect();
+    let mut dict = Dictionary::train(&refs, 4096).unwrap().as_bytes().to_vec();
+    dict[4..8].copy_from_slice(&[0; 4]); // the ID
+    // zstd's trainer writes the repeat offsets 1, 4, 8 between the tables and the content.
+    let reps: Vec<u8> = [1u32, 4, 8].iter().flat_map(|r| r.to_le_bytes()).collect();
+    let at = dict
+        .windows(12)
+        .position(|w| w == reps)
+        .expect("repeat offsets");
+    dict[at] = 2;
+    let tfm =
+        Acomp::with_zstd(ZstdParams::default().dictionary(Dictionary::from_bytes(&dict).unwrap()))
+            .unwrap();
+
+    let mut page = vec![b'b'; 4096];
+    page[0] = b'a';
+    let frame = zstd_frame(&page, 3);
+    assert_eq!(frame[4] & 3, 0, "no dictionary ID field");
+    let abab: Vec<u8> = b"ab".iter().copied().cycle().take(4096).collect();
+    let streamed = common::decompress(&tfm, &frame, Cut::Every(3), 4096, Cut::Every(5));
+    assert_eq!(streamed.as_ref().map(|b| &b[..]), Ok(&abab[..]));
+    let mut out = vec![0u8; 4096];
+    assert_eq!(tfm.decompress_to_buffer(&frame, &mut out), Ok(4096));
+    assert_eq!(out, abab);
+    // Without the dictionary, the same frame is the page.
+    assert_eq!(
+        Acomp::new("zstd")
+            .unwrap()
+            .decompress_to_buffer(&frame, &mut out),
+        Ok(4096)
+    );
+    assert_eq!(out, page);
+}
