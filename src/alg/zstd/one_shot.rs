@@ -66,9 +66,10 @@ fn plain_block(
         BlockType::Rle if block.size as usize == dst.len() => dst.fill(*content.first()?),
         // Huffman-coded literals (the first byte's low bits 2 or 3: a page that compresses)
         // are zstd's, decided on one byte. A frame without dictionary ID is read with the
-        // raw-content dictionary where the transform has one (`select`): its repeat offsets
-        // and history are not the plain ones. A block's output is within the block maximum
-        // (libzstd: "Decompressed Block Size Exceeds Maximum").
+        // transform's dictionary of ID 0 where it has one (`select`; a raw-content one, or a
+        // structured one of ID 0 with its own repeat offsets): then zstd decodes it. A
+        // block's output is within the block maximum (libzstd: "Decompressed Block Size
+        // Exceeds Maximum").
         BlockType::Compressed
             if content.first().is_some_and(|&b| b & 2 == 0)
                 && dicts.is_none_or(|d| matches!(d.ddict(0), Ok(None)))
