@@ -14,6 +14,11 @@
 //!
 //! Without `--bench` (as `cargo test --benches` runs it) it only checks that every mode
 //! works, on a few pages.
+//!
+//! `ACOMP_SCALING_SWITCHES=1` also reads the thread's context switches around each request
+//! (`getrusage(RUSAGE_THREAD)`, two calls a request, on Linux) and prints, per cell, how many
+//! requests parked (a voluntary switch: waiting for a lock), how many were preempted, and the
+//! slowest request of each kind: where a slow request's time went.
 
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -129,21 +134,83 @@ impl Codec for &Mutex<Contexts> {
     }
 }
 
+/// The calling thread's context switches so far: (voluntary, involuntary).
+#[cfg(target_os = "linux")]
+fn switches() -> (i64, i64) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` through the pointer, which points to one.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD)");
+    // SAFETY: zeroed is a valid `rusage`, and getrusage succeeded.
+    let usage = unsafe { usage.assume_init() };
+    (usage.ru_nvcsw, usage.ru_nivcsw)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn switches() -> (i64, i64) {
+    (0, 0)
+}
+
+/// Where requests' time went, by their context switches (`ACOMP_SCALING_SWITCHES`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Switches {
+    requests: u64,
+    /// Requests with a voluntary switch: the thread slept (parked on a lock).
+    parked: u64,
+    /// Requests with an involuntary switch: the thread was preempted.
+    preempted: u64,
+    /// The slowest request that parked, and the slowest that did not (ns).
+    max_parked: u64,
+    max_not_parked: u64,
+}
+
+impl Switches {
+    fn add(&mut self, o: Switches) {
+        self.requests += o.requests;
+        self.parked += o.parked;
+        self.preempted += o.preempted;
+        self.max_parked = self.max_parked.max(o.max_parked);
+        self.max_not_parked = self.max_not_parked.max(o.max_not_parked);
+    }
+}
+
 /// One thread's share: `count` pages, starting at page kind `first`. Returns the latency
-/// of each compress + decompress pair, in nanoseconds.
-fn work(codec: &mut impl Codec, pages: &[Vec<u8>], first: usize, count: usize) -> Histogram<u64> {
+/// of each compress + decompress pair, in nanoseconds, and, where `watch`, where it went.
+fn work(
+    codec: &mut impl Codec,
+    pages: &[Vec<u8>],
+    first: usize,
+    count: usize,
+    watch: bool,
+) -> (Histogram<u64>, Switches) {
     let mut latency = histogram();
+    let mut sw = Switches::default();
     let mut frame = vec![0; zstd_safe::compress_bound(PAGE)];
     let mut back = vec![0; PAGE];
     for i in 0..count {
         let page = &pages[(first + i) % pages.len()];
+        let before = if watch { switches() } else { (0, 0) };
         let start = Instant::now();
         let n = codec.compress(page, &mut frame);
         let m = codec.decompress(&frame[..n], &mut back);
-        latency.saturating_record(start.elapsed().as_nanos() as u64);
+        let ns = start.elapsed().as_nanos() as u64;
+        latency.saturating_record(ns);
+        if watch {
+            let after = switches();
+            let parked = after.0 > before.0;
+            sw.requests += 1;
+            sw.parked += u64::from(parked);
+            sw.preempted += u64::from(after.1 > before.1);
+            let max = if parked {
+                &mut sw.max_parked
+            } else {
+                &mut sw.max_not_parked
+            };
+            *max = (*max).max(ns);
+        }
         assert!(m == PAGE && back == *page, "round trip");
     }
-    latency
+    (latency, sw)
 }
 
 /// Pages per batch in [`Mode::AcompBatch`]: a 64 KiB folio.
@@ -213,6 +280,8 @@ struct Run {
     /// acomp only: requests that found their CPU's workspace busy.
     busy: u64,
     latency: Histogram<u64>,
+    /// Single-request modes, where watched: where requests' time went.
+    switches: Switches,
 }
 
 impl Run {
@@ -222,7 +291,7 @@ impl Run {
 }
 
 /// Runs `threads` threads of `mode`, each on `count` pages, started together.
-fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>) -> Run {
+fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>, watch: bool) -> Run {
     let tfm = Arc::new(Acomp::new("zstd").expect("acomp zstd transform"));
     let global = Arc::new(Mutex::new(Contexts::new()));
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -233,16 +302,18 @@ fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>) -> R
             thread::spawn(move || {
                 barrier.wait();
                 match mode {
-                    Mode::Acomp => (work(&mut &*tfm, &pages, t, count), 0),
-                    Mode::AcompBatch => (work_batch(&tfm, &pages, t, count), 0),
+                    Mode::Acomp => (work(&mut &*tfm, &pages, t, count, watch), 0),
+                    Mode::AcompBatch => {
+                        ((work_batch(&tfm, &pages, t, count), Switches::default()), 0)
+                    }
                     Mode::ThreadLocal => {
                         // Created by the thread on its first request, as `thread_local!`
                         // would: part of the timed work.
                         let mut local = Contexts::new();
-                        let latency = work(&mut local, &pages, t, count);
+                        let latency = work(&mut local, &pages, t, count, watch);
                         (latency, local.sizeof())
                     }
-                    Mode::GlobalMutex => (work(&mut &*global, &pages, t, count), 0),
+                    Mode::GlobalMutex => (work(&mut &*global, &pages, t, count, watch), 0),
                 }
             })
         })
@@ -250,10 +321,12 @@ fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>) -> R
     barrier.wait();
     let start = Instant::now();
     let mut latency = histogram();
+    let mut switches = Switches::default();
     let mut local_bytes = 0;
     for h in handles {
-        let (l, bytes) = h.join().expect("worker thread");
+        let ((l, sw), bytes) = h.join().expect("worker thread");
         latency.add(l).expect("same histogram bounds");
+        switches.add(sw);
         local_bytes += bytes;
     }
     let elapsed = start.elapsed();
@@ -270,6 +343,7 @@ fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>) -> R
         contexts,
         busy,
         latency,
+        switches,
     }
 }
 
@@ -311,6 +385,7 @@ fn main() {
         [1, 2, 64].iter().all(|t| threads.contains(t)),
         "ACOMP_SCALING_THREADS must list 1, 2 and 64"
     );
+    let watch = std::env::var_os("ACOMP_SCALING_SWITCHES").is_some();
     let pages = Arc::new(
         pages::pages()
             .into_iter()
@@ -324,7 +399,7 @@ fn main() {
     for _ in 0..runs {
         for (ti, &n) in threads.iter().enumerate() {
             for (mi, &mode) in Mode::ALL.iter().enumerate() {
-                cells[mi][ti].push(run(mode, n, count, &pages));
+                cells[mi][ti].push(run(mode, n, count, &pages, watch));
             }
         }
     }
@@ -368,6 +443,32 @@ fn main() {
                 r.latency.max() as f64 / 1000.0,
                 r.busy,
             );
+        }
+    }
+    if watch {
+        println!("\n#### Where requests' time went (context switches inside each request)\n");
+        println!(
+            "| threads | mode | requests | parked | preempted | max, parked (ms) | max, \
+             not parked (ms) |"
+        );
+        println!("|---:|---|---:|---:|---:|---:|---:|");
+        for (ti, threads) in threads.iter().enumerate() {
+            for (mi, mode) in Mode::ALL.iter().enumerate() {
+                let s = median[mi][ti].switches;
+                if s.requests == 0 {
+                    continue; // batches: not watched
+                }
+                let pct = |n: u64| 100.0 * n as f64 / s.requests as f64;
+                println!(
+                    "| {threads} | {} | {} | {:.2}% | {:.2}% | {:.1} | {:.1} |",
+                    mode.name(),
+                    s.requests,
+                    pct(s.parked),
+                    pct(s.preempted),
+                    s.max_parked as f64 / 1e6,
+                    s.max_not_parked as f64 / 1e6,
+                );
+            }
         }
     }
     let acomp = &median[0];
