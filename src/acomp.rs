@@ -35,8 +35,8 @@ use crate::{Error, Segment, Stats, Walk};
 /// ```
 pub struct Acomp {
     inner: Box<dyn Transform>,
-    /// The algorithm's [`Algorithm::STATELESS_ONE_SHOT`]: one-shot decompressions try
-    /// `decompress_stateless` first only where it is set.
+    /// The algorithm's [`Algorithm::STATELESS_ONE_SHOT`]: one-shot decompressions go
+    /// straight to `Transform::decompress_one`, before the walk's path, only where it is set.
     stateless: bool,
 }
 
@@ -48,8 +48,10 @@ trait Transform: Send + Sync {
     /// produced.
     fn request_slices(&self, kind: RequestKind, src: &[u8], dst: &mut [u8])
     -> Result<usize, Error>;
-    /// A one-shot decompression served without a workspace, where the algorithm can.
-    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>>;
+    /// A one-shot decompression (the source not empty): without a workspace where the
+    /// algorithm serves it so ([`Algorithm::decompress_stateless`]), else on a locked
+    /// workspace; returns the bytes produced.
+    fn decompress_one(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error>;
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
@@ -89,8 +91,11 @@ impl<A: Algorithm> Transform for Streams<A> {
         })
     }
 
-    fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
-        self.serve_stateless(src, dst)
+    fn decompress_one(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        match self.serve_stateless(src, dst) {
+            Some(res) => res,
+            None => self.decompress_locked(src, dst),
+        }
     }
 
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
@@ -244,17 +249,32 @@ impl Acomp {
     ///   (the crate docs, "The contract").
     /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
     /// - [`Error::NoMemory`] (`ENOMEM`).
+    #[inline]
     pub fn decompress(
         &self,
         src: &[IoSlice<'_>],
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
-        let kind = RequestKind::Decompress;
+        // A one-shot request to an algorithm that decodes without a workspace: one virtual
+        // call, before the frame of the walk's path is set up.
         if self.stateless {
-            if let Some(res) = self.decompress_stateless(src, dst) {
-                return res;
+            if let ([s], [d]) = (src, &mut *dst) {
+                if !s.is_empty() {
+                    return self.inner.decompress_one(s, d);
+                }
             }
         }
+        self.decompress_walk(src, dst)
+    }
+
+    /// [`decompress`](Acomp::decompress) for every request the algorithm does not serve
+    /// without a workspace.
+    fn decompress_walk(
+        &self,
+        src: &[IoSlice<'_>],
+        dst: &mut [IoSliceMut<'_>],
+    ) -> Result<usize, Error> {
+        let kind = RequestKind::Decompress;
         if let ([s], [d]) = (src, &mut *dst) {
             if let Some(e) = kind.refusal(s.len()) {
                 return Err(self.inner.refuse(kind, e));
@@ -267,21 +287,6 @@ impl Acomp {
         }
         self.inner.request(kind, &mut walk)?;
         Ok(walk.produced())
-    }
-
-    /// A one-shot decompression (one fragment each side, the source not empty) without a
-    /// workspace, where the algorithm serves it so; out of line, so that the walk's path
-    /// keeps its shape for algorithms without it.
-    #[inline(never)]
-    fn decompress_stateless(
-        &self,
-        src: &[IoSlice<'_>],
-        dst: &mut [IoSliceMut<'_>],
-    ) -> Option<Result<usize, Error>> {
-        match (src, dst) {
-            ([s], [d]) if !s.is_empty() => self.inner.decompress_stateless(s, d),
-            _ => None,
-        }
     }
 
     /// Reads a byte range of a compressed extent: decompresses the first frame of the source

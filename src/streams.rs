@@ -237,7 +237,7 @@ impl<A: Algorithm> Streams<A> {
     /// Serves a one-shot decompression without a workspace where the algorithm can
     /// ([`Algorithm::decompress_stateless`]), and counts it on the slot of the thread's
     /// number (no CPU lookup: the counters are only ever summed); `None` where it cannot.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn serve_stateless(
         &self,
         src: &[u8],
@@ -247,6 +247,18 @@ impl<A: Algorithm> Streams<A> {
         let slot = &self.slots[self.slot_index(cpu::thread_number())];
         slot.record(RequestKind::Decompress, res.as_ref().map(|_| Path::OneShot));
         Some(res)
+    }
+
+    /// A one-shot decompression the algorithm did not serve without a workspace, served on
+    /// a locked one, as `request_slices` would: out of line and cold, since an algorithm
+    /// that sets [`Algorithm::STATELESS_ONE_SHOT`] serves its one-shot requests itself.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn decompress_locked(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        self.serve(RequestKind::Decompress, |alg, ws| {
+            let (n, path) = alg.decompress_slices(ws, src, dst)?;
+            Ok((path, n))
+        })
     }
 
     /// Serves a batch of requests of one kind: one CPU lookup and one lock for up to

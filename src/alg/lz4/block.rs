@@ -70,8 +70,8 @@ pub(super) const LAST_MATCH_LATE: &str =
 ///
 /// [`Stop::Corrupt`] where the block breaks the format before the destination is full;
 /// [`Stop::Full`] where the output does not fit (what follows is not checked).
-#[inline]
-pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
+#[inline(always)]
+pub(super) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
     // The rest of the block, as a slice: one length to check against, no index to overflow.
     let mut input = src;
     let mut op = 0;
@@ -129,6 +129,16 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
         op += ml;
         last_end = op;
     }
+}
+
+/// [`decode_inline`], out of line: for the linearised path, whose frame holds more.
+///
+/// # Errors
+///
+/// As [`decode_inline`].
+#[inline(never)]
+pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
+    decode_inline(src, dst)
 }
 
 /// The size of the block's output, checking every rule [`decode`] checks, without writing.

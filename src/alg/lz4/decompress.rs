@@ -7,15 +7,37 @@ use crate::alg::grow_buffer;
 use crate::{Error, Walk};
 
 impl Lz4 {
-    /// Decompresses the block `src` straight into `dst`: the one-shot path, and the
-    /// linearised path's where the destination is one fragment.
+    /// Decompresses the block `src` straight into `dst`: the linearised path's where the
+    /// destination is one fragment, and the walk's one-shot path.
     pub(super) fn decode_into(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
         self.check_source(src.len())?;
         let cap = dst.len().min(self.params.request_max);
-        match block::decode(src, &mut dst[..cap]) {
+        let res = block::decode(src, &mut dst[..cap]);
+        self.decoded(res, src, dst.len())
+    }
+
+    /// [`decode_into`](Lz4::decode_into) with the decoder inlined: the stateless one-shot
+    /// path, whose caller then keeps one frame.
+    #[inline(always)]
+    pub(super) fn decode_one_shot(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+        self.check_source(src.len())?;
+        let cap = dst.len().min(self.params.request_max);
+        let res = block::decode_inline(src, &mut dst[..cap]);
+        self.decoded(res, src, dst.len())
+    }
+
+    /// The outcome of decoding `src` into a destination of `capacity` bytes.
+    #[inline(always)]
+    fn decoded(
+        &self,
+        res: Result<usize, Stop>,
+        src: &[u8],
+        capacity: usize,
+    ) -> Result<usize, Error> {
+        match res {
             Ok(n) => Ok(n),
             Err(Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
-            Err(Stop::Full) => Err(self.no_room(src, dst.len())),
+            Err(Stop::Full) => Err(self.no_room(src, capacity)),
         }
     }
 

@@ -6,12 +6,15 @@
 use super::block::MIN_MATCH;
 use super::copy::copy_short_match;
 
-/// Input left (bytes, from a token on) and room (bytes, from the output's end on) that the
-/// fast loop wants. With this much input left, a valid block has at least 46 bytes of output
-/// from the token's sequence on (`copy.rs`), more than the 38 that the short copies below
-/// write (16 of literals, then 24 from a match that starts at most 14 bytes in), and the room
-/// holds those and the 32-byte window of [`copy_short_match`].
-pub(super) const FAST: usize = 48;
+/// Input left (bytes, from a token on) that the fast loop wants. With this much input left,
+/// a valid block has at least 38 bytes of output from the token's sequence on (`copy.rs`),
+/// as many as the short copies below write: 16 of literals, then 24 from a match that
+/// starts at most 14 bytes in.
+pub(super) const FAST: usize = 40;
+
+/// Room (bytes, from the output's end on) that the fast loop wants: the copies above, and
+/// the 32-byte window of [`copy_short_match`] for a match that starts at most 14 bytes in.
+pub(super) const FAST_ROOM: usize = 48;
 
 /// For each token: whether a length nibble is 15 (length bytes follow), one load instead of
 /// two tests in the loop.
@@ -37,12 +40,12 @@ pub(super) fn decode_fast<'a>(
 ) -> (&'a [u8], usize, (usize, usize)) {
     while let Some(inp) = input.first_chunk::<FAST>() {
         let (head, tail) = dst.split_at_mut(op);
-        let Some(out) = tail.first_chunk_mut::<FAST>() else {
+        let Some(out) = tail.first_chunk_mut::<FAST_ROOM>() else {
             break;
         };
-        // Up to 14 literals, copied before the token is looked at (16 bytes, within the 46
+        // Up to 14 literals, copied before the token is looked at (16 bytes, within the 38
         // that follow): a sequence left to the general step has its literals written again.
-        *out.first_chunk_mut::<16>().expect("48 > 16") = *inp[1..].first_chunk().expect("48 > 17");
+        *out.first_chunk_mut::<16>().expect("48 > 16") = *inp[1..].first_chunk().expect("40 > 17");
         let token = inp[0];
         if HAS_LENGTH_BYTES[usize::from(token)] {
             break;
@@ -52,15 +55,18 @@ pub(super) fn decode_fast<'a>(
             *inp[1 + lit..].first_chunk().expect("lit <= 14"),
         ));
         let mop = op + lit;
-        if offset.wrapping_sub(1) >= mop {
-            break;
-        }
         let ml = usize::from(token & 15) + MIN_MATCH;
-        // A match whose source ends 24 bytes or more before the literals: one 24-byte copy
-        // covers its up to 18 bytes (room: `lit` is at most 14).
-        match head.get(mop - offset..).and_then(<[u8]>::first_chunk::<24>) {
-            Some(s) => out[lit..lit + 24].copy_from_slice(s),
-            None => copy_short_match(dst, mop, offset, ml),
+        // The match's source, counted back from the literals' start: where it ends 24 bytes
+        // or more before them (so the offset is neither 0 nor before the output's start),
+        // one 24-byte copy covers its up to 18 bytes (room: `lit` is at most 14).
+        let back = offset.wrapping_sub(lit);
+        if back >= 24 && back <= op {
+            let s = *head[op - back..].first_chunk::<24>().expect("back >= 24");
+            *out[lit..].first_chunk_mut::<24>().expect("lit <= 14") = s;
+        } else if offset.wrapping_sub(1) < mop {
+            copy_short_match(dst, mop, offset, ml);
+        } else {
+            break;
         }
         input = &input[3 + lit..];
         op = mop + ml;

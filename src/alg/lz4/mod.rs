@@ -132,7 +132,7 @@ pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
     if src.is_empty() {
         return Err(Error::EmptySource);
     }
-    match block::decode(src, dst) {
+    match block::decode_inline(src, dst) {
         Ok(n) => Ok(n),
         Err(block::Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
         Err(block::Stop::Full) => Err(match block::measure(src) {
@@ -220,8 +220,9 @@ impl Algorithm for Lz4 {
     }
 
     /// acomp's block decoder keeps no state: the one-shot path needs no workspace.
+    #[inline(always)]
     fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
-        Some(self.decode_into(src, dst))
+        Some(self.decode_one_shot(src, dst))
     }
 
     fn reset(&self, _ws: &mut Lz4Workspace) {
