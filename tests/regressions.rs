@@ -126,3 +126,26 @@ fn rle_block_in_a_frame_whose_block_maximum_is_zero() {
             .is_empty()
     );
 }
+
+/// A frame of one compressed block (45 RLE literals, one match) whose output, 16,440 bytes,
+/// is over its 16 KiB window, the block maximum (found by a reviewer's differential fuzzer):
+/// libzstd's one-shot decoder took it, its streaming decoder refuses it ("Decompressed
+/// Block Size Exceeds Maximum"). `EBADMSG` on every cut: a frame whose content is over the
+/// block maximum streams.
+#[test]
+fn block_output_over_the_block_maximum_is_corrupt_on_every_cut() {
+    let frame = [
+        0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x20, 0x38, 0x40, 0x00, 0x00, 0x4d, 0x00, 0x00, 0xd5, 0x02,
+        0xe2, 0x01, 0x00, 0x08, 0xc0, 0x0e, 0xe0,
+    ];
+    let tfm = Acomp::new("zstd").unwrap();
+    for (scut, dcut) in all_cut_pairs() {
+        for cap in [16_440, 20_000] {
+            let got = decompress(&tfm, &frame, scut, cap, dcut);
+            assert!(
+                matches!(got, Err(acomp::Error::Corrupt { .. })),
+                "{scut:?}/{dcut:?}, {cap}: {got:?}"
+            );
+        }
+    }
+}

@@ -28,7 +28,11 @@ impl Zstd {
         dst: &mut [u8],
     ) -> Option<usize> {
         let f = frame::single_frame(src)?;
-        if f.window > self.params.window_limit() {
+        // libzstd's one-shot decoder does not check a block's output against the block
+        // maximum (`min(window, 128 KiB)`); its streaming decoder does ("Decompressed Block
+        // Size Exceeds Maximum"). Only a frame whose whole content fits one block maximum
+        // cannot break that rule; a larger one streams, so that both paths refuse it.
+        if f.window > self.params.window_limit() || f.content_size > frame::block_max(f.window) {
             return None;
         }
         let size = usize::try_from(f.content_size)
@@ -67,13 +71,11 @@ fn plain_block(
         // Huffman-coded literals (the first byte's low bits 2 or 3: a page that compresses)
         // are zstd's, decided on one byte. A frame without dictionary ID is read with the
         // transform's dictionary of ID 0 where it has one (`select`; a raw-content one, or a
-        // structured one of ID 0 with its own repeat offsets): then zstd decodes it. A
-        // block's output is within the block maximum (libzstd: "Decompressed Block Size
-        // Exceeds Maximum").
+        // structured one of ID 0 with its own repeat offsets): then zstd decodes it. The
+        // output is within the block maximum (checked by the caller).
         BlockType::Compressed
             if content.first().is_some_and(|&b| b & 2 == 0)
-                && dicts.is_none_or(|d| matches!(d.ddict(0), Ok(None)))
-                && dst.len() as u64 <= frame::block_max(f.window) =>
+                && dicts.is_none_or(|d| matches!(d.ddict(0), Ok(None))) =>
         {
             return one_sequence::decode(content, dst);
         }

@@ -27,10 +27,12 @@ fn libzstd(dctx: &mut DCtx<'_>, frame: &[u8], content: usize) -> Option<Vec<u8>>
 }
 
 /// acomp's output for the block of `frame_of(block, content)`, where the one-shot path
-/// would try it (the block within the frame's block maximum, which `frame::single_frame`
-/// checks first); checks that a refusal leaves the destination as it was.
+/// would try it (the block and the content within the frame's block maximum, which
+/// `frame::single_frame` and `decompress_one_shot` check first); checks that a refusal leaves
+/// the destination as it was.
 fn acomp(block: &[u8], content: usize) -> Option<Vec<u8>> {
-    if block.len() as u64 > block_max(content as u64) {
+    let max = block_max(content as u64);
+    if block.len() as u64 > max || content as u64 > max {
         return None;
     }
     let mut out = vec![0xa5u8; content];
@@ -89,7 +91,7 @@ fn predefined_tables_hold_each_symbol_as_often_as_its_distribution() {
 /// Every state of all three predefined tables, with random extra bits and literals:
 /// wherever acomp decodes the block, libzstd gives the same bytes, and where libzstd
 /// decodes it, so does acomp (its refusals are only its stricter rules, none of which such
-/// a block breaks, except a block over 128 KiB).
+/// a block breaks, except content over 128 KiB, which the one-shot path streams).
 #[test]
 fn same_as_libzstd_on_every_predefined_state() {
     let mut dctx = DCtx::create();
