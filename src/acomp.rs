@@ -94,7 +94,7 @@ impl<A: Algorithm> Transform for Streams<A> {
     fn decompress_one(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
         match self.serve_stateless(src, dst) {
             Some(res) => res,
-            None => self.decompress_locked(src, dst),
+            None => decompress_locked(self, src, dst),
         }
     }
 
@@ -136,6 +136,15 @@ impl<A: Algorithm> Transform for Streams<A> {
     fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
         self.alg().content_size(walk)
     }
+}
+
+/// A one-shot decompression the algorithm did not serve without a workspace: served on a
+/// locked one by `request_slices`, out of line and cold, since an algorithm that sets
+/// [`Algorithm::STATELESS_ONE_SHOT`] serves its one-shot requests itself.
+#[cold]
+#[inline(never)]
+fn decompress_locked(t: &impl Transform, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
+    t.request_slices(RequestKind::Decompress, src, dst)
 }
 
 impl fmt::Debug for Acomp {

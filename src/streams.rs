@@ -249,18 +249,6 @@ impl<A: Algorithm> Streams<A> {
         Some(res)
     }
 
-    /// A one-shot decompression the algorithm did not serve without a workspace, served on
-    /// a locked one, as `request_slices` would: out of line and cold, since an algorithm
-    /// that sets [`Algorithm::STATELESS_ONE_SHOT`] serves its one-shot requests itself.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn decompress_locked(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-        self.serve(RequestKind::Decompress, |alg, ws| {
-            let (n, path) = alg.decompress_slices(ws, src, dst)?;
-            Ok((path, n))
-        })
-    }
-
     /// Serves a batch of requests of one kind: one CPU lookup and one lock for up to
     /// [`BATCH_HOLD_REQUESTS`] requests or [`BATCH_HOLD_BYTES`] of source, then the
     /// workspace is let go and taken again, so that other threads never queue behind a long

@@ -10,34 +10,31 @@ impl Lz4 {
     /// Decompresses the block `src` straight into `dst`: the linearised path's where the
     /// destination is one fragment, and the walk's one-shot path.
     pub(super) fn decode_into(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-        self.check_source(src.len())?;
-        let cap = dst.len().min(self.params.request_max);
-        let res = block::decode(src, &mut dst[..cap]);
-        self.decoded(res, src, dst.len())
+        self.decode_with(block::decode, src, dst)
     }
 
     /// [`decode_into`](Lz4::decode_into) with the decoder inlined: the stateless one-shot
     /// path, whose caller then keeps one frame.
     #[inline(always)]
     pub(super) fn decode_one_shot(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-        self.check_source(src.len())?;
-        let cap = dst.len().min(self.params.request_max);
-        let res = block::decode_inline(src, &mut dst[..cap]);
-        self.decoded(res, src, dst.len())
+        self.decode_with(block::decode_inline, src, dst)
     }
 
-    /// The outcome of decoding `src` into a destination of `capacity` bytes.
+    /// Decodes `src` into `dst` with `decode` (the decoder out of line or inlined), capped
+    /// at the largest request, and gives the outcome as an [`Error`].
     #[inline(always)]
-    fn decoded(
+    fn decode_with(
         &self,
-        res: Result<usize, Stop>,
+        decode: impl FnOnce(&[u8], &mut [u8]) -> Result<usize, Stop>,
         src: &[u8],
-        capacity: usize,
+        dst: &mut [u8],
     ) -> Result<usize, Error> {
-        match res {
+        self.check_source(src.len())?;
+        let cap = dst.len().min(self.params.request_max);
+        match decode(src, &mut dst[..cap]) {
             Ok(n) => Ok(n),
             Err(Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
-            Err(Stop::Full) => Err(self.no_room(src, capacity)),
+            Err(Stop::Full) => Err(self.no_room(src, dst.len())),
         }
     }
 
