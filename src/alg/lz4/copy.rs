@@ -80,7 +80,7 @@ pub(super) fn copy_literals(out: &mut [u8], input: &[u8], lit: usize) -> Result<
 pub(super) fn copy_match(dst: &mut [u8], op: usize, offset: usize, ml: usize, follow: bool) {
     if follow && ml <= SHORT_MATCH && dst.len() - op >= 32 {
         copy_short_match(dst, op, offset, ml);
-    } else if follow && offset >= 8 && dst.len() - op >= ml + 16 {
+    } else if follow && dst.len() - op >= ml + 16 {
         copy_long_match(dst, op, offset, ml);
     } else {
         copy_match_exact(dst, op, offset, ml);
@@ -116,10 +116,11 @@ pub(super) fn copy_short_match(dst: &mut [u8], op: usize, offset: usize, ml: usi
 
 /// Writes the match of `ml` bytes at `op`, copied from `offset` bytes back (`1 <= offset <=
 /// op`, `op + ml + 16 <= dst.len()`), in chunks of 16 bytes (`offset` 16 or more) or 8
-/// (`offset` 8 to 15): up to 15 bytes past the match, where the caller knows more output
-/// follows. Exact for smaller offsets.
+/// (`offset` 8 to 15), or as its repeated pattern (`offset` 2 to 7, [`Pattern`]: chunks of
+/// 16 bytes where the pattern repeats every 8, else 8): up to 15 bytes past the match,
+/// where the caller knows more output follows. Exact for `offset` 1 (a `fill`).
 #[inline(always)]
-fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
+pub(super) fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
     debug_assert!((1..=op).contains(&offset) && op + ml + 16 <= dst.len());
     let from = op - offset;
     let mut done = 0;
@@ -143,29 +144,102 @@ fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
             dst.copy_within(from + done..from + done + 8, op + done);
             done += 8;
         }
+    } else if offset == 1 {
+        let b = dst[from];
+        dst[op..op + ml].fill(b);
     } else {
-        copy_match_exact(dst, op, offset, ml);
+        let mut p = Pattern::new(*dst[from..].first_chunk().expect("room"), offset);
+        if 8 % offset == 0 {
+            // Every chunk is the same: 16 bytes at a time.
+            let c = p.next_chunk();
+            let mut c16 = [0; 16];
+            c16[..8].copy_from_slice(&c);
+            c16[8..].copy_from_slice(&c);
+            for chunk in dst[op..op + ml.next_multiple_of(16)].chunks_exact_mut(16) {
+                chunk.copy_from_slice(&c16);
+            }
+        } else {
+            for chunk in dst[op..op + ml.next_multiple_of(8)].chunks_exact_mut(8) {
+                chunk.copy_from_slice(&p.next_chunk());
+            }
+        }
     }
 }
 
 /// In the window `w` that starts `d` (1 to 7) bytes before a match of up to 18 bytes,
-/// repeats the window's first `d` bytes from `w[d]` on: the first 8 bytes one at a time
-/// (each reads a byte already written), then 8 at a time from [`PATTERN_STEP`] back.
-/// Writes up to `w[d + 24]`.
+/// repeats the window's first `d` bytes from `w[d]` on, in 8-byte chunks built in a
+/// register ([`Pattern`]): no chunk reads bytes the match writes. Writes up to `w[d + 24]`.
 #[inline(always)]
 fn repeat_short_pattern(w: &mut [u8; 32], d: usize, ml: usize) {
     debug_assert!((1..8).contains(&d) && ml <= SHORT_MATCH);
-    for i in 0..8 {
-        w[d + i] = w[i];
-    }
-    if ml > 8 {
-        let step = PATTERN_STEP[d];
-        w.copy_within(d + 8 - step..d + 16 - step, d + 8);
-        if ml > 16 {
-            w.copy_within(d + 16 - step..d + 24 - step, d + 16);
-        }
+    let mut p = Pattern::new(*w.first_chunk().expect("32 > 8"), d);
+    let n = if ml > 16 {
+        3
+    } else if ml > 8 {
+        2
+    } else {
+        1
+    };
+    for chunk in w[d..d + 8 * n].chunks_exact_mut(8) {
+        chunk.copy_from_slice(&p.next_chunk());
     }
 }
+
+/// The output of a match whose offset `d` is under 8, 8 bytes at a time: the `d` bytes
+/// before the match repeated, as a `u64` (little-endian), so that a chunk never waits on
+/// the bytes the chunk before it stored.
+struct Pattern {
+    /// The next 8 bytes of the match.
+    chunk: u64,
+    /// Bits to shift right, then left, to get the chunk after it: `8 * (8 % d)` and
+    /// `8 * (d - 8 % d)`.
+    right: u32,
+    left: u32,
+}
+
+impl Pattern {
+    /// From the 8 bytes that start `d` bytes before the match (`1 <= d < 8`).
+    #[inline(always)]
+    fn new(before: [u8; 8], d: usize) -> Self {
+        debug_assert!((1..8).contains(&d));
+        let bits = 8 * d as u32;
+        let period = u64::from_le_bytes(before) & ((1 << bits) - 1);
+        // The period copied to every `d`-byte step: copies that do not overlap, no carries.
+        let chunk = period.wrapping_mul(REPEAT[d]);
+        let r = 8 * (8 % d as u32);
+        Pattern {
+            chunk,
+            right: r,
+            left: bits - r,
+        }
+    }
+
+    /// The next 8 bytes of the match. Byte `j` of the chunk after `c` is `c[j + 8 % d]`,
+    /// or `c[j + 8 % d - d]` where that passes the chunk's end: the two shifts, OR-ed,
+    /// agree where they overlap (the chunk has period `d`).
+    #[inline(always)]
+    fn next_chunk(&mut self) -> [u8; 8] {
+        let c = self.chunk;
+        self.chunk = (c >> self.right) | (c << self.left);
+        c.to_le_bytes()
+    }
+}
+
+/// For an offset `d` under 8: `1 + 2^(8d) + 2^(16d) + ...` below `2^64`, which copies a
+/// `d`-byte period to every step of a `u64`.
+const REPEAT: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut d = 1;
+    while d < 8 {
+        let mut s = 0;
+        while s < 64 {
+            t[d] |= 1 << s;
+            s += 8 * d;
+        }
+        d += 1;
+    }
+    t
+};
 
 /// [`copy_match`] without writing a byte past the match.
 fn copy_match_exact(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
