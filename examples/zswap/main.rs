@@ -99,6 +99,10 @@ struct Args {
     /// Sample every Nth page of the first half for training.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
     dict_every: u16,
+    /// Also write the pages stored (after the snapshot, in order) to this file, raw: the
+    /// input of `benches/lz4_pages.rs` (`ACOMP_PAGES`).
+    #[arg(long, value_name = "PATH")]
+    save_pages: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -181,6 +185,11 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if input.is_empty() {
         println!("zswap: {} is empty: nothing to store", input.path.display());
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &args.save_pages {
+        std::fs::write(path, input.pages(0, input.len()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("zswap: {} pages written to {}", input.len(), path.display());
     }
     let params = acomp::ZstdParams::default().level(args.level);
     let threads = match args.threads {
