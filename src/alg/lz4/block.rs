@@ -300,7 +300,7 @@ mod tests {
     }
 
     /// A valid block of random sequences (literal runs and matches of every length class,
-    /// offsets anywhere back, the last match as late as the rules allow), and its output.
+    /// half the offsets short, the last match as late as the rules allow), and its output.
     fn random_block(seed: u64) -> (Vec<u8>, Vec<u8>) {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move |n: usize| {
@@ -315,48 +315,26 @@ mod tests {
             2 => next(40),
             _ => next(600),
         };
-        fn length(block: &mut Vec<u8>, n: usize) {
-            if n >= RUN_MASK {
-                let mut rest = n - RUN_MASK;
-                while rest >= 255 {
-                    block.push(255);
-                    rest -= 255;
-                }
-                block.push(rest as u8);
-            }
-        }
-        let (mut block, mut out) = (Vec::new(), Vec::new());
+        let (mut seqs, mut len) = (Vec::new(), 0);
         let mut last_ml = MF_LIMIT;
         for _ in 0..next(30) {
-            let lit = pick(&mut next).max(usize::from(out.is_empty()));
+            let lit = pick(&mut next).max(usize::from(len == 0));
             let ml = MIN_MATCH + pick(&mut next);
-            block.push(((lit.min(15) << 4) | (ml - MIN_MATCH).min(15)) as u8);
-            length(&mut block, lit);
-            for _ in 0..lit {
-                let b = b"ab "[next(3)];
-                block.push(b);
-                out.push(b);
-            }
+            let lits: Vec<u8> = (0..lit).map(|_| next(256) as u8).collect();
+            len += lit;
             // Half of the offsets short (1 to 24: patterns and the fast loop's chunk
             // copies), the rest anywhere back.
             let span = if next(2) == 0 { 24 } else { 65535 };
-            let offset = 1 + next(out.len().min(span));
-            block.extend_from_slice(&(offset as u16).to_le_bytes());
-            length(&mut block, ml - MIN_MATCH);
-            for _ in 0..ml {
-                out.push(out[out.len() - offset]);
-            }
+            let offset = 1 + next(len.min(span));
+            len += ml;
+            seqs.push((lits, offset, ml));
             last_ml = ml;
         }
         let lit = (LAST_LITERALS + pick(&mut next)).max(MF_LIMIT.saturating_sub(last_ml));
-        block.push((lit.min(15) << 4) as u8);
-        length(&mut block, lit);
-        for _ in 0..lit {
-            let b = b"xyz"[next(3)];
-            block.push(b);
-            out.push(b);
-        }
-        (block, out)
+        let last: Vec<u8> = (0..lit).map(|_| b"xyz"[next(3)]).collect();
+        let seqs: Vec<(&[u8], usize, usize)> =
+            seqs.iter().map(|(l, o, m)| (&l[..], *o, *m)).collect();
+        block_of(&seqs, &last)
     }
 
     /// A block of `seqs` (literals, offset, match length), then the literals `last`, and
