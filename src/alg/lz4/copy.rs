@@ -170,7 +170,7 @@ pub(super) fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usiz
 /// repeats the window's first `d` bytes from `w[d]` on, in 8-byte chunks built in a
 /// register ([`Pattern`]): no chunk reads bytes the match writes. Writes up to `w[d + 24]`.
 #[inline(always)]
-fn repeat_short_pattern(w: &mut [u8; 32], d: usize, ml: usize) {
+pub(super) fn repeat_short_pattern(w: &mut [u8; 32], d: usize, ml: usize) {
     debug_assert!((1..8).contains(&d) && ml <= SHORT_MATCH);
     let mut p = Pattern::new(*w.first_chunk().expect("32 > 8"), d);
     let n = if ml > 16 {
