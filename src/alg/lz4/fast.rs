@@ -21,9 +21,10 @@ pub(super) const FAST_ROOM: usize = 48;
 ///
 /// It does not say where its matches are: the end-of-block rules hold for each of them.
 /// At least 23 bytes of input follow each (32 after a match with length bytes), so if
-/// it is the block's last match, at least 21 literals follow it (the last sequence's token
-/// and one length byte are all it can owe), more than `LASTLITERALS` (5) and `MFLIMIT`
-/// (12) ask. The general step checks those rules against the last match it decoded
+/// it is the block's last match, at least 21 literals follow it (the last sequence is its
+/// token, its length bytes and its literals: 23 bytes hold at least 21 literals, and a run
+/// long enough to need a second length byte has over 270), more than `LASTLITERALS` (5)
+/// and `MFLIMIT` (12) ask. The general step checks those rules against the last match it decoded
 /// itself, which ends earlier in the output if a fast one came after it: the checks it
 /// makes then are weaker than the fast match passes, never stronger.
 ///
