@@ -24,9 +24,9 @@ pub(super) const FAST_ROOM: usize = 48;
 /// it is the block's last match, at least 21 literals follow it (the last sequence is its
 /// token, its length bytes and its literals: 23 bytes hold at least 21 literals, and a run
 /// long enough to need a second length byte has over 270), more than `LASTLITERALS` (5)
-/// and `MFLIMIT` (12) ask. The general step checks those rules against the last match it decoded
-/// itself, which ends earlier in the output if a fast one came after it: the checks it
-/// makes then are weaker than the fast match passes, never stronger.
+/// and `MFLIMIT` (12) ask. The general step checks those rules against the last match it
+/// decoded itself, which ends earlier in the output if a fast one came after it: the
+/// checks it makes then are weaker than the fast match passes, never stronger.
 ///
 /// Its branches follow what the data does most, so that they are predicted: a match at
 /// least 8 bytes back is copied the same way whatever its offset (three 8-byte chunks),
