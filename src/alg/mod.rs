@@ -3,6 +3,7 @@
 //! folder per algorithm.
 
 pub mod lz4;
+mod repeat;
 pub mod zstd;
 
 use std::io::{IoSlice, IoSliceMut};

@@ -21,6 +21,7 @@
 //! error. Each copy below says which rule it leans on.
 
 use super::block::Stop;
+use crate::alg::repeat::repeat_match;
 
 /// Input left (bytes) past which at least 29 bytes of output follow in a valid block.
 pub(super) const FOLLOW: usize = 32;
@@ -31,10 +32,6 @@ const FOLLOW_WILD_LITERALS: usize = 40;
 
 /// The longest match a short wild copy takes: a match-length nibble under 15.
 const SHORT_MATCH: usize = 18;
-
-/// For a match offset under 8: the smallest multiple of the offset that is at least 8, the
-/// distance at which an 8-byte copy repeats the match's pattern.
-const PATTERN_STEP: [usize; 8] = [8, 8, 8, 9, 8, 10, 12, 14];
 
 /// Copies the literal run `input[..lit]` to the front of `out`, where a match follows it
 /// (`lit < input.len()`).
@@ -198,7 +195,8 @@ struct Pattern {
 }
 
 impl Pattern {
-    /// From the 8 bytes that start `d` bytes before the match (`1 <= d < 8`).
+    /// From the 8 bytes that start `d` bytes before the match (`1 <= d < 8`; only their
+    /// first `d` are read).
     #[inline(always)]
     fn new(before: [u8; 8], d: usize) -> Self {
         debug_assert!((1..8).contains(&d));
@@ -261,29 +259,15 @@ fn copy_match_exact(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
         let b = dst[from];
         dst[op..op + ml].fill(b);
     } else if offset < 8 && ml <= 64 {
-        let first = ml.min(8);
-        for i in op..op + first {
-            dst[i] = dst[i - offset];
-        }
-        // The rest 8 at a time from a whole number of periods back, then byte by byte.
-        let step = PATTERN_STEP[offset];
-        let mut done = first;
-        while done + 8 <= ml {
-            dst.copy_within(op + done - step..op + done + 8 - step, op + done);
-            done += 8;
-        }
-        for i in op + done..op + ml {
-            dst[i] = dst[i - offset];
+        // The pattern 8 bytes at a time, the last chunk cut to the match's end.
+        let mut before = [0; 8];
+        before[..offset].copy_from_slice(&dst[from..op]);
+        let mut p = Pattern::new(before, offset);
+        for chunk in dst[op..op + ml].chunks_mut(8) {
+            chunk.copy_from_slice(&p.next_chunk()[..chunk.len()]);
         }
     } else {
-        // The pattern doubles with each copy: after copying `offset` bytes, `2 * offset` are
-        // a whole number of periods, then `4 * offset`, and so on.
-        let mut done = 0;
-        while done < ml {
-            let n = (offset + done).min(ml - done);
-            dst.copy_within(from..from + n, op + done);
-            done += n;
-        }
+        repeat_match(dst, op, offset, ml);
     }
 }
 

@@ -2,7 +2,8 @@
 //! zstd writes for a zero, same-filled or otherwise periodic page (a few literals, then one
 //! match that repeats them to the end). libzstd spends most of a 4 KiB page's decompression
 //! there on its frame set-up and on a match copy 8 bytes at a time, `ZSTD_safecopy`, at the
-//! block's end; acomp reads the one sequence and copies the match in doubling chunks.
+//! block's end; acomp reads the one sequence and copies the match in doubling chunks
+//! (`repeat_match`).
 //!
 //! Only the plainest form is taken: literals raw or RLE, exactly one sequence, the
 //! predefined codes for all three symbols, no dictionary. Everything here is checked as
@@ -10,6 +11,8 @@
 //! and nothing is written before the whole block has been read and found to fill the
 //! destination exactly; `tests::same_as_libzstd_*` hold every accepted block to libzstd's
 //! output.
+
+use crate::alg::repeat::repeat_match;
 
 /// The accuracy log of the predefined literal-length, offset and match-length codes
 /// (§3.1.1.3.2.2).
@@ -225,7 +228,7 @@ pub(super) fn decode(block: &[u8], dst: &mut [u8]) -> Option<usize> {
         return None;
     }
     literals.write(0, &mut dst[..ll]);
-    repeat(dst, ll, offset, ml);
+    repeat_match(dst, ll, offset, ml);
     let end = ll + ml;
     literals.write(ll, &mut dst[end..]);
     Some(dst.len())
@@ -257,21 +260,6 @@ fn literals(block: &[u8]) -> Option<(Literals<'_>, &[u8])> {
     } else {
         let raw = block.get(header..header + size)?;
         Some((Literals::Raw(raw), block.get(header + size..)?))
-    }
-}
-
-/// Writes `len` bytes at `at` that repeat the `offset` bytes before it, in chunks that
-/// double: each copies from a whole number of periods back, so no chunk overlaps its
-/// source (a `memmove` of at most half of what is written by then).
-#[inline]
-fn repeat(dst: &mut [u8], at: usize, offset: usize, len: usize) {
-    let end = at + len;
-    let (mut pos, mut back) = (at, offset);
-    while pos < end {
-        let n = back.min(end - pos);
-        dst.copy_within(pos - back..pos - back + n, pos);
-        pos += n;
-        back *= 2;
     }
 }
 
