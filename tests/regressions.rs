@@ -2,7 +2,9 @@
 
 mod common;
 
-use acomp::{Acomp, ZstdParams};
+use std::io::{IoSlice, IoSliceMut};
+
+use acomp::{Acomp, Request, ZstdParams};
 use common::*;
 
 /// A corrupt frame (RLE blocks overrunning its declared 1 MiB content) on which zstd's
@@ -148,4 +150,69 @@ fn block_output_over_the_block_maximum_is_corrupt_on_every_cut() {
             );
         }
     }
+}
+
+/// Compressed blocks shorter than their two section headers (RFC 8878 §3.1.1.3; libzstd's
+/// `MIN_CBLOCK_SIZE`, 2 bytes), found by a differential fuzzer: libzstd's one-shot decoder
+/// says "Data corruption detected", its streaming decoder, fed block by block, skipped a
+/// block of size 0 whatever its type, so acomp gave `Ok` on every path. `EBADMSG` with
+/// acomp's own detail on every path and cut: one-shot and stream, batch and range read.
+#[test]
+fn compressed_block_shorter_than_its_section_headers_is_corrupt() {
+    const TOO_SHORT: acomp::Error = acomp::Error::Corrupt {
+        detail: "compressed block shorter than its section headers (2 bytes)",
+    };
+    // Single segment, content size 0, one last compressed block of size 0 (the issue's).
+    let last = b"\x28\xb5\x2f\xfd\x20\x00\x05\x00\x00".to_vec();
+    // Content size 4: raw block "ab", a compressed block of size 0, last raw block "cd".
+    let middle = b"\x28\xb5\x2f\xfd\x20\x04\x10\x00\x00ab\x04\x00\x00\x11\x00\x00cd".to_vec();
+    // The same without content size (streamed only), and a compressed block of size 1.
+    let no_size = b"\x28\xb5\x2f\xfd\x00\x00\x10\x00\x00ab\x04\x00\x00\x11\x00\x00cd".to_vec();
+    let one_byte = b"\x28\xb5\x2f\xfd\x20\x04\x10\x00\x00ab\x0c\x00\x00\x00\x11\x00\x00cd".to_vec();
+    // The frames are well formed but for that block: with it raw and empty, they hold.
+    let tfm = Acomp::new("zstd").unwrap();
+    let mut fixed = middle.clone();
+    fixed[11] = 0x00;
+    assert_eq!(
+        &*decompress(&tfm, &fixed, Cut::One, 4, Cut::One).unwrap(),
+        b"abcd"
+    );
+    assert_eq!(zstd::bulk::decompress(&fixed, 4).unwrap(), b"abcd");
+    for frame in [&last, &middle, &no_size, &one_byte] {
+        assert!(zstd::bulk::decompress(frame, 4096).is_err(), "{frame:02x?}");
+        for cap in [0, 2, 4, 4096] {
+            for (s, d) in all_cut_pairs() {
+                let got = decompress(&tfm, frame, s, cap, d);
+                assert_eq!(
+                    got.unwrap_err(),
+                    TOO_SHORT,
+                    "{frame:02x?} cap {cap} {s:?}/{d:?}"
+                );
+            }
+            let mut dst = vec![0u8; cap];
+            let mut dsts = [IoSliceMut::new(&mut dst)];
+            let srcs = [IoSlice::new(frame)];
+            let mut batch = [Request::new(&srcs, &mut dsts)];
+            tfm.decompress_batch(&mut batch);
+            assert_eq!(
+                batch[0].outcome(),
+                Some(&Err(TOO_SHORT)),
+                "batch {frame:02x?}"
+            );
+        }
+        let mut buf = [0u8; 4];
+        for cut in [Cut::One, Cut::Every(1), Cut::Random(5)] {
+            let mut segs = [acomp::Segment::new(0, &mut buf)];
+            let got = tfm.decompress_range(&split(frame, cut), &mut segs);
+            assert_eq!(got.unwrap_err(), TOO_SHORT, "range {frame:02x?} {cut:?}");
+        }
+        let mut v = Vec::new();
+        assert_eq!(
+            tfm.decompress_to_vec(frame, &mut v, 4096).unwrap_err(),
+            TOO_SHORT
+        );
+    }
+    // Every request but the well-formed frame's was counted as corrupt input.
+    let s = tfm.stats();
+    assert_eq!(s.corrupt, s.decompress - 1, "{s:?}");
 }

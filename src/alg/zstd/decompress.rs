@@ -265,13 +265,6 @@ pub(super) fn select<'x>(dctx: &mut DCtx<'x>, dicts: &'x Digested, id: u32) -> R
     Ok(())
 }
 
-/// A block whose `Block_Size` exceeds the frame's `Block_Maximum_Size` (§3.1.1.2.4).
-/// libzstd's one-shot decoder takes such a raw or RLE block; its streaming decoder refuses
-/// it or not depending on how the input is cut.
-const BLOCK_OVER_MAXIMUM: Error = Error::Corrupt {
-    detail: "block larger than the frame's block maximum",
-};
-
 /// A block header of the reserved type (§3.1.1.2.2).
 const RESERVED_BLOCK_TYPE: Error = Error::Corrupt {
     detail: "reserved block type",
@@ -312,9 +305,7 @@ impl FrameCursor {
             return Err(Error::Truncated);
         }
         let block = BlockHeader::parse(h).ok_or(RESERVED_BLOCK_TYPE)?;
-        if block.exceeds(self.block_max) {
-            return Err(BLOCK_OVER_MAXIMUM);
-        }
+        block.check(self.block_max)?;
         self.feed_left = BLOCK_HEADER + block.content_len();
         if block.last {
             self.epilogue = true;

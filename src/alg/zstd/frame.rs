@@ -145,6 +145,23 @@ impl BlockHeader {
         u64::from(self.size) > max || self.content_len() as u64 > max
     }
 
+    /// Checks the rules acomp holds for every block before zstd sees it, the same on
+    /// every path: `Block_Size` within the block maximum `max` ([`BlockHeader::exceeds`]),
+    /// and a compressed block at least as long as its literals and sequences section
+    /// headers (§3.1.1.3: 2 bytes, libzstd's `MIN_CBLOCK_SIZE`). libzstd's one-shot decoder
+    /// refuses a shorter compressed block; its streaming decoder, fed block by block, skips
+    /// a block of size 0 whatever its type (found by differential fuzzing).
+    #[inline]
+    pub(super) fn check(&self, max: u64) -> Result<(), Error> {
+        if self.exceeds(max) {
+            Err(BLOCK_OVER_MAXIMUM)
+        } else if self.kind == BlockType::Compressed && self.size < COMPRESSED_BLOCK_MIN {
+            Err(COMPRESSED_BLOCK_TOO_SHORT)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Bytes of the block's content in the frame, after its header.
     #[inline]
     pub(super) fn content_len(&self) -> usize {
@@ -154,6 +171,22 @@ impl BlockHeader {
         }
     }
 }
+
+/// The shortest compressed block (§3.1.1.3): a literals section header and a sequences
+/// section header of one byte each (libzstd's `MIN_CBLOCK_SIZE`).
+const COMPRESSED_BLOCK_MIN: u32 = 2;
+
+/// A block whose `Block_Size` exceeds the frame's `Block_Maximum_Size` (§3.1.1.2.4).
+/// libzstd's one-shot decoder takes such a raw or RLE block; its streaming decoder refuses
+/// it or not depending on how the input is cut.
+const BLOCK_OVER_MAXIMUM: Error = Error::Corrupt {
+    detail: "block larger than the frame's block maximum",
+};
+
+/// A compressed block shorter than [`COMPRESSED_BLOCK_MIN`].
+const COMPRESSED_BLOCK_TOO_SHORT: Error = Error::Corrupt {
+    detail: "compressed block shorter than its section headers (2 bytes)",
+};
 
 /// What [`single_frame`] learned of the one frame a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,12 +205,13 @@ pub(super) struct OneFrame {
 /// The content size and window of the one zstd frame that `src` is, exactly, where its
 /// header declares a content size and every block keeps to the block maximum; `None` for
 /// anything else (no content size, a skippable frame, several frames, bytes after the
-/// frame, a malformed header or block header, a block over the maximum).
+/// frame, a malformed header or block header, a block that fails [`BlockHeader::check`]).
 ///
 /// What `ZSTD_getFrameHeader` and `ZSTD_findFrameCompressedSize` would say together, read
 /// in one pass over the frame header and the block headers, since it runs on every one-shot
 /// decompression; plus the block maximum, which libzstd's one-shot decoder does not check
-/// for raw and RLE blocks. It decides only whether the one-shot path may run: whatever it
+/// for raw and RLE blocks, and the shortest compressed block, which its streaming decoder
+/// does not check. It decides only whether the one-shot path may run: whatever it
 /// refuses streams, and the stream path decides the error.
 #[inline]
 pub(super) fn single_frame(src: &[u8]) -> Option<OneFrame> {
@@ -187,7 +221,7 @@ pub(super) fn single_frame(src: &[u8]) -> Option<OneFrame> {
 /// Bytes of the `Dictionary_ID` field, by `Dictionary_ID_Flag` (§3.1.1.1.1).
 const DICT_ID_BYTES: [usize; 4] = [0, 1, 2, 4];
 
-/// [`single_frame`], with the block maximum checked where `BLOCK_MAX` is true; without it,
+/// [`single_frame`], with [`BlockHeader::check`] applied where `BLOCK_MAX` is true; without it,
 /// exactly what zstd's parsers say (the test holds the two equal). Written for the common
 /// case, a frame of one block: straight-line reads, one bounds check per field.
 #[inline(always)]
@@ -223,7 +257,7 @@ fn scan_frame<const BLOCK_MAX: bool>(src: &[u8]) -> Option<OneFrame> {
     loop {
         let &[h0, h1, h2] = src.get(pos..)?.first_chunk()?;
         let block = BlockHeader::parse([h0, h1, h2])?;
-        if BLOCK_MAX && block.exceeds(max) {
+        if BLOCK_MAX && block.check(max).is_err() {
             return None;
         }
         let start = pos + BLOCK_HEADER;

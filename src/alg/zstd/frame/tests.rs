@@ -44,8 +44,9 @@ fn described(src: &[u8]) -> OneFrame {
     }
 }
 
-/// Whether every block of the one frame `src` is (as `scan_frame` read it) keeps to the
-/// block maximum of `window`: the rule `single_frame` adds to zstd's parsers.
+/// Whether every block of the one frame `src` (as `scan_frame` read it) keeps to the
+/// block maximum of `window` and, if compressed, is 2 bytes at least: the rules
+/// `single_frame` adds to zstd's parsers.
 fn blocks_within_max(src: &[u8], window: u64) -> bool {
     let FrameHeader::Frame { header_size, .. } = FrameHeader::read(src) else {
         return false;
@@ -53,7 +54,10 @@ fn blocks_within_max(src: &[u8], window: u64) -> bool {
     let mut pos = header_size;
     loop {
         let b = BlockHeader::parse([src[pos], src[pos + 1], src[pos + 2]]).expect("scanned");
-        if b.exceeds(block_max(window)) {
+        if u64::from(b.size) > block_max(window)
+            || b.content_len() as u64 > block_max(window)
+            || (b.kind == BlockType::Compressed && b.size < 2)
+        {
             return false;
         }
         if b.last {
