@@ -15,18 +15,6 @@
 //! zram on the same pages, and a side-by-side table (`--json`: the same as JSON) closes the
 //! output.
 
-mod compare;
-mod dict;
-mod input;
-mod lz4dict;
-mod pool;
-mod report;
-mod snapshot;
-mod units;
-mod workload;
-mod zram;
-mod zswap;
-
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -34,8 +22,9 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::input::Input;
-use crate::zswap::Zswap;
+use acomp_zswap::input::Input;
+use acomp_zswap::zswap::Zswap;
+use acomp_zswap::{compare, dict, lz4dict, pool, report, snapshot, units, workload, zram};
 
 /// Inputs larger than this get a progress bar.
 const PROGRESS_MIN_BYTES: usize = 64 << 20;

@@ -297,7 +297,6 @@ impl Pool {
     }
 
     /// The class that holds objects of `size` bytes, if any.
-    #[cfg(test)]
     pub fn class_info(&self, size: usize) -> Option<ClassInfo> {
         (1..=PAGE_SIZE)
             .contains(&size)
@@ -513,7 +512,6 @@ impl Pool {
     }
 
     /// Whether the first `len` bytes of the object straddle two backing pages.
-    #[cfg(test)]
     pub fn straddles(&self, handle: &Handle, len: usize) -> bool {
         let (off, _) = self.place(handle);
         off + len > PAGE_SIZE

@@ -30,6 +30,11 @@ impl Mapping {
         self.end - self.start
     }
 
+    /// Whether it maps no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
     /// Whether this is private writable memory of the process's own: readable, writable,
     /// private, no file behind it (inode 0), and anonymous, heap, stack or a named
     /// anonymous mapping (`[anon:...]`). `[vvar]`, `[vdso]`, `[vsyscall]`, shared memory and

@@ -71,7 +71,7 @@ pub fn parse_unit(s: &str) -> Result<usize, String> {
         .parse()
         .map_err(|_| bad())?;
     let pages = kib / 4;
-    if kib % 4 != 0 || !pages.is_power_of_two() || pages > MAX_UNIT_PAGES {
+    if !kib.is_multiple_of(4) || !pages.is_power_of_two() || pages > MAX_UNIT_PAGES {
         return Err(bad());
     }
     Ok(pages)
@@ -195,7 +195,7 @@ impl Units {
     /// If `pages` is empty, not whole pages, or more than a unit.
     pub fn store(&self, unit: usize, pages: &[u8]) -> Result<UnitKind, AllocError> {
         let n = pages.len() / PAGE_SIZE;
-        assert!(pages.len() % PAGE_SIZE == 0 && (1..=self.unit_pages).contains(&n));
+        assert!(pages.len().is_multiple_of(PAGE_SIZE) && (1..=self.unit_pages).contains(&n));
         let page = |k: usize| -> &Page { pages[k * PAGE_SIZE..][..PAGE_SIZE].try_into().unwrap() };
         let old = self.take(unit);
         if let Some(old) = old {

@@ -361,9 +361,7 @@ impl Zswap {
         }
     }
 
-    /// Whether loading the entry at `offset` hands acomp two fragments (for tests/zswap.rs).
-    #[cfg(test)]
-    #[allow(dead_code)]
+    /// Whether loading the entry at `offset` hands acomp two fragments.
     pub fn straddles(&self, offset: u64) -> bool {
         match self.entry(offset) {
             Some(Entry::Compressed { handle, length }) => self.pool.straddles(&handle, length),

@@ -1,38 +1,5 @@
-//! The zswap example's store, load and invalidate over real, random and zero pages, and the
-//! example's pool's own unit tests (its modules are compiled in here, so that plain
-//! `cargo test` runs them); the snapshot of a process, zram's files and the side-by-side
-//! rows.
-
-#[allow(dead_code)]
-#[path = "../examples/zswap/compare.rs"]
-mod compare;
-#[allow(dead_code)]
-#[path = "../examples/zswap/dict.rs"]
-mod dict;
-#[allow(dead_code)]
-#[path = "../examples/zswap/input.rs"]
-mod input;
-#[allow(dead_code)]
-#[path = "../examples/zswap/lz4dict.rs"]
-mod lz4dict;
-#[allow(dead_code)]
-#[path = "../examples/zswap/pool.rs"]
-mod pool;
-#[allow(dead_code)]
-#[path = "../examples/zswap/snapshot.rs"]
-mod snapshot;
-#[allow(dead_code)]
-#[path = "../examples/zswap/units.rs"]
-mod units;
-#[allow(dead_code)]
-#[path = "../examples/zswap/workload.rs"]
-mod workload;
-#[allow(dead_code)]
-#[path = "../examples/zswap/zram.rs"]
-mod zram;
-#[allow(dead_code)]
-#[path = "../examples/zswap/zswap.rs"]
-mod zswap;
+//! The zswap example's store, load and invalidate over real, random and zero pages; the
+//! snapshot of a process, zram's files and the side-by-side rows.
 
 use std::path::PathBuf;
 
@@ -41,9 +8,10 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::input::Input;
-use crate::pool::{AllocError, PAGE_SIZE};
-use crate::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
+use acomp_zswap::input::Input;
+use acomp_zswap::pool::{AllocError, PAGE_SIZE};
+use acomp_zswap::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
+use acomp_zswap::{compare, dict, lz4dict, snapshot, units, workload, zram, zswap};
 
 fn zswap() -> Zswap {
     Zswap::new(Acomp::new("zstd").unwrap(), None)
@@ -51,7 +19,7 @@ fn zswap() -> Zswap {
 
 /// `../shared/testdata/cases`, or `None` (saying the tests that need it are skipped).
 fn cases() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/cases");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/cases");
     if dir.is_dir() {
         Some(dir)
     } else {
