@@ -1,4 +1,4 @@
-//! The floor under larger compression units (README, "Larger compression units"): what
+//! The floor under larger compression units (BENCHMARKS.md, "Larger compression units"): what
 //! zstd itself (zstd-safe on one reused `DCtx`, no acomp in between) spends to load pages
 //! out of 64 KiB units, against 4 KiB frames, on a live process's memory.
 //!

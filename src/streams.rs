@@ -37,7 +37,7 @@ impl RequestKind {
 }
 
 /// Most requests a batch serves under one hold of a workspace: 16 pages, a 64 KiB folio
-/// (see the README, "Batches", for the measurement behind it).
+/// (see BENCHMARKS.md, "Batches", for the measurement behind it).
 pub(crate) const BATCH_HOLD_REQUESTS: usize = 16;
 
 /// Most source bytes a batch serves under one hold of a workspace.

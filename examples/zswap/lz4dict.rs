@@ -1,5 +1,5 @@
 //! `--dict --alg lz4`: whether a dictionary pays for lz4, measured with liblz4 itself on the
-//! held-out pages. acomp serves no lz4 dictionary (README, Dictionaries: this is why), so
+//! held-out pages. acomp serves no lz4 dictionary (BENCHMARKS.md, "lz4 with a dictionary"), so
 //! both sides here call the reference library directly: `LZ4_compress_fast_extState`
 //! against a stream with the dictionary attached (`LZ4_attach_dictionary`, the fast way:
 //! the dictionary is hashed once, not per page), and `LZ4_decompress_safe` against

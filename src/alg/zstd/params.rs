@@ -110,7 +110,7 @@ impl ZstdParams {
     /// the source bytes only, never on the cut; a destination of
     /// [`compress_bound`](crate::Acomp::compress_bound) bytes is never refused. It costs
     /// about 1,000 instructions on data that compresses, and can refuse a page that would
-    /// have fit: counted in [`Stats::rejected`](crate::Stats::rejected). The README's
+    /// have fit: counted in [`Stats::rejected`](crate::Stats::rejected). BENCHMARKS.md's
     /// "Early rejection" gives both, measured.
     #[must_use]
     pub fn early_rejection(mut self, on: bool) -> Self {
