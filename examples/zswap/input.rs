@@ -1,8 +1,12 @@
-//! The pages of the workload, cut from a file.
+//! The pages of the workload, cut from a file, or from files every Linux system has.
 
 use std::fmt;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 
 use crate::pool::PAGE_SIZE;
 use crate::zswap::Page;
@@ -17,6 +21,18 @@ pub struct Input {
     /// Zero bytes added to fill the last page.
     pub padding: usize,
 }
+
+/// Where the default run's pages come from: the system's programs, libraries and data,
+/// which every Linux machine has (and a page cache holds).
+pub const SYSTEM_DIRS: [&str; 3] = ["/usr/lib", "/usr/bin", "/usr/share"];
+
+/// How many bytes of system files the default run stores: enough pages to pack the pool as
+/// it is packed in use (a few hundred pages leave most zsmalloc-style size classes part
+/// empty, and the pool larger than the pages).
+pub const SYSTEM_BYTES: usize = 64 << 20;
+
+/// The most the default run takes of one file, so that the sample spans many files.
+pub const SYSTEM_FILE_BYTES: usize = 256 << 10;
 
 /// A file that could not be read, with its path.
 #[derive(Debug)]
@@ -71,6 +87,69 @@ impl Input {
             data,
             padding,
         }
+    }
+
+    /// The pages of regular files picked at random (from `seed`) among those under `dirs`,
+    /// until `budget` bytes: at most `file_max` bytes of each, each file's last page
+    /// zero-padded, the files in path order, as a page cache holds them. Files that cannot
+    /// be read are passed over; `path` names the folders and the number of files.
+    ///
+    /// # Errors
+    ///
+    /// [`InputError`] (for the first folder) where no file under `dirs` could be read.
+    pub fn sample_files(
+        dirs: &[&str],
+        budget: usize,
+        file_max: usize,
+        seed: u64,
+    ) -> Result<Input, InputError> {
+        let mut files: Vec<(PathBuf, u64)> = dirs
+            .iter()
+            .flat_map(|dir| walkdir::WalkDir::new(dir).follow_links(false))
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| Some((e.path().to_owned(), e.metadata().ok()?.len())))
+            .filter(|&(_, len)| len > 0)
+            .collect();
+        files.sort();
+        files.shuffle(&mut StdRng::seed_from_u64(seed));
+        let mut picked = Vec::new();
+        let mut total = 0;
+        for (path, len) in files {
+            if total >= budget {
+                break;
+            }
+            let take = (len as usize).min(file_max).min(budget - total);
+            total += take.next_multiple_of(PAGE_SIZE);
+            picked.push((path, take));
+        }
+        picked.sort();
+        let (mut data, mut padding, mut read) = (Vec::with_capacity(total), 0, 0);
+        for (path, take) in &picked {
+            let Ok(file) = std::fs::File::open(path) else {
+                continue;
+            };
+            let start = data.len();
+            if file.take(*take as u64).read_to_end(&mut data).is_err() || data.len() == start {
+                data.truncate(start);
+                continue;
+            }
+            let pad = data.len().next_multiple_of(PAGE_SIZE) - data.len();
+            data.resize(data.len() + pad, 0);
+            padding += pad;
+            read += 1;
+        }
+        if read == 0 {
+            return Err(InputError {
+                path: dirs.first().map_or_else(PathBuf::new, PathBuf::from),
+                source: io::Error::new(io::ErrorKind::NotFound, "no readable file"),
+            });
+        }
+        Ok(Input {
+            path: format!("{read} files under {}", dirs.join(", ")).into(),
+            data,
+            padding,
+        })
     }
 
     /// Bytes of the file, without the padding.

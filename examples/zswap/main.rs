@@ -1,11 +1,12 @@
-//! A user-space zswap on `acomp`: pages cut from a real file are stored compressed in a
-//! zsmalloc-style pool, loaded back in random order and checked byte for byte, half
-//! invalidated and stored again, by several threads sharing one transform. It prints
+//! A user-space zswap on `acomp`: real pages (by default, a sample of the system's files)
+//! are stored compressed in a zsmalloc-style pool, loaded back in random order and checked
+//! byte for byte, half invalidated and stored again, by several threads sharing one
+//! transform. It prints
 //! zswap's counters, latencies beside raw zstd-safe's on the same pages, and acomp's
 //! request paths.
 //!
 //! ```text
-//! cargo run --release --example zswap                     # pages of its own executable
+//! cargo run --release --example zswap                     # 64 MiB of the system's files
 //! cargo run --release --example zswap -- --input vm.img   # or of any file
 //! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
 //! cargo run --release --example zswap -- --pid PID --dict   # with a trained dictionary
@@ -24,7 +25,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use acomp_zswap::input::Input;
 use acomp_zswap::zswap::Zswap;
-use acomp_zswap::{compare, dict, lz4dict, pool, report, snapshot, units, workload, zram};
+use acomp_zswap::{compare, dict, input, lz4dict, pool, report, snapshot, units, workload, zram};
 
 /// Inputs larger than this get a progress bar.
 const PROGRESS_MIN_BYTES: usize = 64 << 20;
@@ -34,8 +35,9 @@ const PROGRESS_MIN_BYTES: usize = 64 << 20;
 #[derive(Debug, Parser)]
 #[command(name = "zswap")]
 struct Args {
-    /// File whose pages to store (a core dump, a VM memory image...). Default: this
-    /// program's own executable.
+    /// File whose pages to store (a core dump, a VM memory image...). Default: 64 MiB of
+    /// the system's files (`/usr/lib`, `/usr/bin`, `/usr/share`: files picked at random by
+    /// `--seed`, at most 256 KiB of each), as a page cache holds them.
     #[arg(long, value_name = "PATH", conflicts_with = "pid")]
     input: Option<PathBuf>,
     /// Store the private writable memory (heap, stack, anonymous mappings) of this running
@@ -153,6 +155,21 @@ fn snapshot(pid: i32) -> Result<Input, snapshot::SnapshotError> {
     Ok(Input::from_bytes(name.into(), snap.data))
 }
 
+/// The default input: a sample of the system's files; this program's executable where
+/// there are none (not Linux, or a bare container).
+fn system_files(seed: u64) -> Result<Input, Box<dyn std::error::Error>> {
+    let dirs = input::SYSTEM_DIRS;
+    match Input::sample_files(&dirs, input::SYSTEM_BYTES, input::SYSTEM_FILE_BYTES, seed) {
+        Ok(input) => Ok(input),
+        Err(e) => {
+            println!("zswap: {e}: storing this program's executable instead");
+            let exe = std::env::current_exe()
+                .map_err(|e| format!("cannot find this program's executable: {e}"))?;
+            Ok(Input::read(&exe)?)
+        }
+    }
+}
+
 fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // An unknown `--alg` fails now, not after the whole run.
     for alg in &args.alg {
@@ -163,13 +180,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let input = if let Some(pid) = args.pid {
         snapshot(pid)?
+    } else if let Some(path) = &args.input {
+        Input::read(path)?
     } else {
-        let path = match &args.input {
-            Some(p) => p.clone(),
-            None => std::env::current_exe()
-                .map_err(|e| format!("cannot find this program's executable: {e}"))?,
-        };
-        Input::read(&path)?
+        system_files(args.seed)?
     };
     if input.is_empty() {
         println!("zswap: {} is empty: nothing to store", input.path.display());
@@ -195,7 +209,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         progress,
     };
     let report = workload::run(&zswap, &input, &opts);
-    report::print(&input, args.level, &report);
+    report::summary(&input, args.level, &report);
+    report::print(&input, &report);
 
     // The side-by-side table: acomp on one thread, then zram, on the same pages.
     let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
