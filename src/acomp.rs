@@ -3,13 +3,14 @@
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 
-use crate::alg::lz4::{Lz4, Lz4Params};
-use crate::alg::zstd::{Zstd, ZstdParams};
-use crate::alg::{Algorithm, Path};
+use crate::Path;
+use crate::alg::Algorithm;
+use crate::alg::lz4::Lz4;
+use crate::alg::zstd::Zstd;
 use crate::request::Request;
 use crate::segment;
 use crate::streams::{RequestKind, Streams};
-use crate::{Error, Segment, Stats, Walk};
+use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
 ///
@@ -182,7 +183,7 @@ impl Acomp {
     /// [`Error::InvalidParameter`] (`EINVAL`) for a level or window limit out of range;
     /// [`Error::NoMemory`].
     pub fn with_zstd(params: ZstdParams) -> Result<Acomp, Error> {
-        Acomp::with_algorithm(Zstd::new(params)?)
+        Acomp::from_algorithm(Zstd::new(params)?)
     }
 
     /// An lz4 transform with these parameters: raw LZ4 blocks, as the kernel's
@@ -194,15 +195,24 @@ impl Acomp {
     /// [`Error::InvalidParameter`] (`EINVAL`) for an acceleration or request limit out of
     /// range; [`Error::NoMemory`].
     pub fn with_lz4(params: Lz4Params) -> Result<Acomp, Error> {
-        Acomp::with_algorithm(Lz4::new(params)?)
+        Acomp::from_algorithm(Lz4::new(params)?)
     }
 
-    /// A transform over any [`Algorithm`].
+    /// A transform over any [`Algorithm`](crate::alg::Algorithm): an algorithm of one's own
+    /// behind the same calls, workspaces and counters.
+    ///
+    /// Only with the cargo feature `unstable-algorithm`, outside semver: see
+    /// [`alg`](crate::alg).
     ///
     /// # Errors
     ///
     /// [`Error::NoMemory`] where the first workspace cannot be allocated.
+    #[cfg(feature = "unstable-algorithm")]
     pub fn with_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
+        Acomp::from_algorithm(alg)
+    }
+
+    fn from_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
             inner: Box::new(Streams::new(alg)?),
             stateless: A::STATELESS_ONE_SHOT,

@@ -28,7 +28,8 @@ pub enum Error {
     /// frame (in scratch memory) to learn it, decompression decoded and checked the rest of
     /// the source. It is `None` only where a compression was refused by early rejection
     /// without compressing ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection),
-    /// off by default), or from an [`Algorithm`](crate::alg::Algorithm) that cannot tell.
+    /// off by default); a plug-in algorithm (feature `unstable-algorithm`) that cannot tell
+    /// gives `None` too, and is then counted as rejected.
     #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
     NoSpace {
         /// Bytes the output needs, where known.

@@ -10,11 +10,12 @@
 //! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
 //! | `crypto_alloc_acomp("lz4", 0, 0)`, raw LZ4 blocks (zram, zswap) | [`Acomp::new("lz4")`](Acomp::new), [`Acomp::with_lz4`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
-//! | `struct acomp_walk` | [`alg::Walk`], for algorithm writers |
+//! | `struct acomp_walk` | `alg::Walk`, for algorithm writers (feature `unstable-algorithm`, below) |
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
-//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`alg::Path::OneShot`]) |
-//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`alg::Path::Stream`]) |
+//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
+//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
+//! | `LZ4_decompress_safe` on one buffer, no transform | [`lz4::decompress_block`], [`lz4::block_content_size`] |
 //!
 //! # The contract
 //!
@@ -135,16 +136,41 @@
 //! [profile.dev.package.lz4-sys]   # where you use "lz4"
 //! opt-level = 3
 //! ```
+//!
+//! # Stability
+//!
+//! The stable API, under semver from 0.1.0: [`Acomp`] (the constructors [`new`](Acomp::new),
+//! [`with_zstd`](Acomp::with_zstd), [`with_lz4`](Acomp::with_lz4) and every request call),
+//! [`ZstdParams`], [`Lz4Params`], [`Dictionary`], [`Request`], [`Segment`], [`Stats`],
+//! [`Path`], [`Error`], [`ErrorKind`], and the modules [`lz4`] (the block functions
+//! [`decompress_block`](lz4::decompress_block) and
+//! [`block_content_size`](lz4::block_content_size), the limits of `Lz4Params`) and
+//! [`zstd`] (the level and window ranges and defaults). Match errors by variant or kind:
+//! the wording of their messages may improve in any release.
+//!
+//! The extension point is not part of it: the module `acomp::alg` (the `Algorithm` trait
+//! with its performance hooks such as `STATELESS_ONE_SHOT`, the fragment cursor `Walk`,
+//! the algorithm types `Zstd` and `Lz4` and their workspaces) and
+//! `Acomp::with_algorithm` exist only with the cargo feature `unstable-algorithm`, and
+//! any release may change them. They serve an algorithm of one's own behind the same
+//! contract, workspaces and counters (a hardware accelerator, as the kernel's acomp serves
+//! one); pin an exact version (`acomp = "=0.1.0"`) where you use them.
 #![deny(missing_docs, missing_debug_implementations)]
 // The compiler fences `unsafe`: only `sys` may hold it, every block with its SAFETY list.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod acomp;
+// The extension point, outside semver: public only with the feature (see its docs).
+#[cfg(feature = "unstable-algorithm")]
 pub mod alg;
+#[cfg(not(feature = "unstable-algorithm"))]
+mod alg;
 mod buffers;
 mod cpu;
 mod error;
+pub mod lz4;
+mod path;
 mod probe;
 mod request;
 mod segment;
@@ -153,17 +179,31 @@ mod streams;
 #[allow(unsafe_code)]
 mod sys;
 mod walk;
+pub mod zstd;
 
 pub use crate::acomp::Acomp;
-// A caller learns the path of a request from `Request::path`.
-pub use crate::alg::Path;
-pub use crate::alg::lz4::Lz4Params;
-pub use crate::alg::zstd::{Dictionary, ZstdParams};
+pub use crate::alg::lz4::params::Lz4Params;
+pub use crate::alg::zstd::dictionary::Dictionary;
+pub use crate::alg::zstd::params::ZstdParams;
 pub use crate::error::{Error, ErrorKind};
+// A caller learns the path of a request from `Request::path`.
+pub use crate::path::Path;
 pub use crate::request::Request;
 pub use crate::segment::Segment;
 pub use crate::stats::Stats;
 pub(crate) use crate::walk::Walk;
+
+/// Without the `unstable-algorithm` feature, the extension point cannot be named:
+///
+/// ```compile_fail
+/// fn f(_: &acomp::alg::Walk<'_, '_>) {}
+/// ```
+///
+/// ```compile_fail
+/// let _ = acomp::Acomp::with_algorithm::<acomp::alg::zstd::Zstd>;
+/// ```
+#[cfg(all(doctest, not(feature = "unstable-algorithm")))]
+struct ExtensionPointIsGated;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

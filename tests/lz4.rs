@@ -241,7 +241,7 @@ fn parameters_out_of_range_are_einval() {
         let e = Acomp::with_lz4(params).unwrap_err();
         assert_eq!(e.errno(), libc::EINVAL, "{e}");
     }
-    assert_eq!(Lz4Params::default().max_request(), 128 * 1024);
+    assert_eq!(acomp::lz4::DEFAULT_REQUEST_MAX, 128 * 1024);
 }
 
 /// A larger acceleration writes other (here: larger) blocks, which read back the same.
@@ -295,11 +295,91 @@ fn range_reads_are_einval() {
 /// 4114 bytes of 4096).
 #[test]
 fn compress_bound_always_fits() {
-    let alg = acomp::alg::lz4::Lz4::new(Lz4Params::default()).unwrap();
-    assert_eq!(alg.compress_bound(4096), 4096 + 4096 / 255 + 16);
     let tfm = Acomp::new("lz4").unwrap();
+    assert_eq!(tfm.compress_bound(4096), 4096 + 4096 / 255 + 16);
     for data in [random_bytes(4096, 9), random_bytes(1, 9), Vec::new()] {
-        let cap = alg.compress_bound(data.len());
+        let cap = tfm.compress_bound(data.len());
         compress(&tfm, &data, Cut::One, cap, Cut::Every(5)).unwrap();
+    }
+}
+
+/// Every way to send one lz4 decompression: one fragment each side, every cut pair, a batch
+/// of one, `decompress_to_buffer`, `decompress_to_vec`, and the block functions; the
+/// outcomes with what served them.
+fn every_call(tfm: &Acomp, block: &[u8], cap: usize) -> Vec<(String, Result<usize, Error>)> {
+    let mut all = Vec::new();
+    for (scut, dcut) in common::all_cut_pairs() {
+        let res = decompress(tfm, block, scut, cap, dcut).map(|b| b.len());
+        all.push((format!("{scut:?}/{dcut:?}"), res));
+    }
+    let mut out = vec![0u8; cap];
+    all.push((
+        "to_buffer".into(),
+        tfm.decompress_to_buffer(block, &mut out),
+    ));
+    let mut v = Vec::new();
+    all.push(("to_vec".into(), tfm.decompress_to_vec(block, &mut v, cap)));
+    let src = [IoSlice::new(block)];
+    let mut dst = [IoSliceMut::new(&mut out)];
+    let mut reqs = [acomp::Request::new(&src, &mut dst)];
+    tfm.decompress_batch(&mut reqs);
+    all.push(("batch".into(), reqs[0].outcome().unwrap().clone()));
+    all.push((
+        "decompress_block".into(),
+        acomp::lz4::decompress_block(block, &mut out),
+    ));
+    all.push((
+        "block_content_size".into(),
+        acomp::lz4::block_content_size(block).map(|n| n as usize),
+    ));
+    all
+}
+
+/// The last sequence of a block is literals only: a last token with a match nibble
+/// announces a match whose 2-byte offset the block lacks, `EBADMSG` at every destination
+/// size, on every path and cut, as a block that ends after one byte of an offset is. The
+/// reference decoder takes the nibble as 0 at every capacity from 1 byte (and refuses the
+/// block at capacity 0, where it takes only `00`): acomp is the stricter one.
+#[test]
+fn last_token_with_a_match_nibble_is_ebadmsg() {
+    let truncated = Error::Corrupt {
+        detail: "lz4 block ends inside a match offset",
+    };
+    let tfm = Acomp::new("lz4").unwrap();
+    let mut blocks: Vec<Vec<u8>> = (0x01..=0x0f).map(|t| vec![t]).collect();
+    // Literals before the nibble, a long literal run, and a block with a match before
+    // its last token: the same rule.
+    blocks.push(vec![0x1f, b'a']);
+    blocks.push([&[0xf4, 0x01][..], &letters(16, 5)].concat());
+    // 5 literals, an 8-byte match at offset 1, then a last token of 5 literals with a
+    // match nibble of 3 (with a nibble of 0 the block is valid: 18 bytes).
+    let with_match = [0x54, 1, 2, 3, 4, 5, 1, 0, 0x53, 1, 2, 3, 4, 5];
+    blocks.push(with_match.to_vec());
+    for block in &blocks {
+        for cap in [0, 1, 2, 16, 64, 4096] {
+            for (how, res) in every_call(&tfm, block, cap) {
+                assert_eq!(res, Err(truncated.clone()), "{block:02x?} cap {cap} {how}");
+            }
+        }
+        // liblz4 takes it with room to spare.
+        let mut out = vec![0u8; 4096];
+        // SAFETY: `block` and `out` are valid for their lengths; liblz4 keeps no pointer.
+        let ret = unsafe {
+            lz4_sys::LZ4_decompress_safe(
+                block.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                block.len() as i32,
+                out.len() as i32,
+            )
+        };
+        assert!(ret >= 0, "liblz4 refuses {block:02x?}: {ret}");
+    }
+    // The valid forms beside them: a last token of nibble 0 with or without literals.
+    let mut valid = with_match;
+    valid[8] = 0x50;
+    for (block, n) in [(vec![0x00], 0), (vec![0x10, b'a'], 1), (valid.to_vec(), 18)] {
+        for (how, res) in every_call(&tfm, &block, n) {
+            assert_eq!(res, Ok(n), "{block:02x?} {how}");
+        }
     }
 }

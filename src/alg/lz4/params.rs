@@ -59,11 +59,6 @@ impl Lz4Params {
         self
     }
 
-    /// The largest request, in bytes.
-    pub fn max_request(&self) -> usize {
-        self.request_max
-    }
-
     pub(crate) fn validate(&self) -> Result<(), Error> {
         if !(1..=ACCELERATION_MAX).contains(&self.acceleration) {
             return Err(Error::InvalidParameter {

@@ -28,11 +28,11 @@
 
 mod compress;
 mod decompress;
-mod dictionary;
+pub(crate) mod dictionary;
 mod frame;
 mod one_sequence;
 mod one_shot;
-mod params;
+pub(crate) mod params;
 
 use std::io::IoSlice;
 use std::sync::Arc;
@@ -40,10 +40,11 @@ use std::sync::Arc;
 use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
 use zstd_safe::{CCtx, DCtx, ResetDirective};
 
-pub use self::dictionary::Dictionary;
 pub(crate) use self::dictionary::Digested;
-pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
-use super::{Algorithm, Path, grow_buffer, walk_slices};
+use self::params::ZstdParams;
+use super::{Algorithm, grow_buffer, walk_slices};
+use crate::Dictionary;
+use crate::Path;
 use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
@@ -73,6 +74,7 @@ impl Zstd {
     }
 
     /// The parameters.
+    #[cfg_attr(not(feature = "unstable-algorithm"), allow(dead_code))] // for algorithm writers
     pub fn params(&self) -> &ZstdParams {
         &self.params
     }
