@@ -46,9 +46,18 @@ pub enum Error {
         detail: &'static str,
     },
     /// `EBADMSG`: the source ends inside a frame (a truncated frame, or bytes after the last
-    /// frame that are too few to be one).
+    /// frame that begin a frame header and end before it does).
     #[error("corrupt input: the source ends inside a frame")]
     Truncated,
+    /// `EBADMSG`: after the last frame, `bytes` bytes of the source that do not start a
+    /// frame (no zstd or skippable frame's magic number): zstd's "Unknown frame
+    /// descriptor", with the count. Where a source starts with such bytes, no frame at all,
+    /// the error is [`Error::Corrupt`].
+    #[error("corrupt input: {bytes} bytes after the last frame are not a frame")]
+    TrailingBytes {
+        /// Bytes from the end of the last frame to the end of the source.
+        bytes: u64,
+    },
     /// `EINVAL`: a frame asks for a window (the history a decoder must keep) larger than
     /// the transform's limit, e.g. [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
     /// Both sizes in bytes.
@@ -123,7 +132,9 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NoSpace { .. } => ErrorKind::NoSpace,
-            Error::Corrupt { .. } | Error::Truncated => ErrorKind::Corrupt,
+            Error::Corrupt { .. } | Error::Truncated | Error::TrailingBytes { .. } => {
+                ErrorKind::Corrupt
+            }
             Error::WindowTooLarge { .. }
             | Error::EmptySource
             | Error::UnknownAlgorithm { .. }

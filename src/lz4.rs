@@ -51,13 +51,13 @@ pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
     }
     match block::decode_inline(src, dst) {
         Ok(n) => Ok(n),
-        Err(block::Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
+        Err(block::Stop::Corrupt(detail)) => Err(block::corrupt(src, detail)),
         Err(block::Stop::Full) => Err(match block::measure(src) {
             Ok(n) => Error::NoSpace {
                 needed: Some(n),
                 capacity: dst.len(),
             },
-            Err(detail) => Error::Corrupt { detail },
+            Err(detail) => block::corrupt(src, detail),
         }),
     }
 }
@@ -72,5 +72,5 @@ pub fn block_content_size(src: &[u8]) -> Result<u64, Error> {
     if src.is_empty() {
         return Err(Error::EmptySource);
     }
-    block::measure(src).map_err(|detail| Error::Corrupt { detail })
+    block::measure(src).map_err(|detail| block::corrupt(src, detail))
 }

@@ -168,7 +168,7 @@ fn empty_source_compresses_to_one_token() {
     assert_eq!(
         compress(&tfm, &[], Cut::One, 0, Cut::One).unwrap_err(),
         Error::NoSpace {
-            needed: None,
+            needed: Some(1),
             capacity: 0
         }
     );
@@ -382,4 +382,52 @@ fn last_token_with_a_match_nibble_is_ebadmsg() {
             assert_eq!(res, Ok(n), "{block:02x?} {how}");
         }
     }
+}
+
+/// A block that does not fit is `ENOSPC` with its exact size on every cut, a batch and the
+/// buffer call, one byte short or with no room at all; lz4 has no early rejection, so
+/// `Stats::rejected` stays 0 while `no_space` counts every one.
+#[test]
+fn compression_enospc_says_needed() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let mut refusals = 0;
+    for data in [
+        random_bytes(4096, 11),
+        letters(4096, 12),
+        letters(70_000, 13),
+        Vec::new(),
+    ] {
+        let block = reference_compress(&data);
+        for cap in [0, block.len() / 2, block.len() - 1] {
+            let want = Err(Error::NoSpace {
+                needed: Some(block.len() as u64),
+                capacity: cap,
+            });
+            for (scut, dcut) in common::all_cut_pairs() {
+                let res = compress(&tfm, &data, scut, cap, dcut).map(|b| b.len());
+                assert_eq!(
+                    res,
+                    want,
+                    "{} bytes cap {cap} {scut:?}/{dcut:?}",
+                    data.len()
+                );
+                refusals += 1;
+            }
+            let mut out = vec![0u8; cap];
+            assert_eq!(tfm.compress_to_buffer(&data, &mut out), want);
+            let src = [IoSlice::new(&data)];
+            let mut dst = [IoSliceMut::new(&mut out)];
+            let mut reqs = [acomp::Request::new(&src, &mut dst)];
+            tfm.compress_batch(&mut reqs);
+            assert_eq!(reqs[0].outcome(), Some(&want));
+            refusals += 2;
+        }
+        // The size it names fits, on every cut.
+        for (scut, dcut) in common::all_cut_pairs() {
+            let b = compress(&tfm, &data, scut, block.len(), dcut).unwrap();
+            assert!(b == block);
+        }
+    }
+    let s = tfm.stats();
+    assert_eq!((s.no_space, s.rejected), (refusals, 0), "{s:?}");
 }

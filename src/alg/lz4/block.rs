@@ -18,6 +18,7 @@
 
 use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
 use super::fast::decode_fast;
+use crate::Error;
 
 /// Bytes of output after the last match that must be literals (`LASTLITERALS`).
 pub(super) const LAST_LITERALS: usize = 5;
@@ -62,6 +63,24 @@ pub(super) const LAST_LITERALS_SHORT: &str =
 /// The last match starts less than [`MF_LIMIT`] bytes before the end of the output.
 pub(super) const LAST_MATCH_LATE: &str =
     "lz4 block: the last match starts less than 12 bytes before the end";
+
+/// A source given as a block that starts with zstd's magic number, `28 b5 2f fd`: no LZ4
+/// block can (its first token has 2 literals and a match at least 253 bytes back).
+pub(crate) const ZSTD_FRAME: &str =
+    "not an lz4 block: it starts with zstd's magic number (28 b5 2f fd), as a zstd frame does";
+
+/// The error of the corrupt block `src`: `detail`, or [`ZSTD_FRAME`] where `src` starts
+/// with zstd's magic number. Called on the error path only.
+#[cold]
+#[inline(never)]
+pub(crate) fn corrupt(src: &[u8], detail: &'static str) -> Error {
+    let detail = if src.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        ZSTD_FRAME
+    } else {
+        detail
+    };
+    Error::Corrupt { detail }
+}
 
 /// Decodes the block `src` into the front of `dst`; returns the bytes written. Writes
 /// nothing past the output, so that `dst[n..]` is as the caller left it after `Ok(n)`.
