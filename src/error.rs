@@ -9,6 +9,11 @@ use std::io;
 /// The kind never depends on how the source and destination were cut into fragments.
 /// After any error, the workspace that saw it is reset before it serves again.
 ///
+/// Where a source has several faults, the error is the one that no destination and no
+/// parameter could change: `EBADMSG` before `EINVAL` (a window over the limit) before
+/// `ENOSPC`, and among faults of one kind the first in the order the source is read
+/// (the crate docs, "The contract").
+///
 /// ```
 /// use acomp::{Acomp, ErrorKind};
 ///
@@ -60,7 +65,10 @@ pub enum Error {
     },
     /// `EINVAL`: a frame asks for a window (the history a decoder must keep) larger than
     /// the transform's limit, e.g. [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
-    /// Both sizes in bytes.
+    /// Both sizes in bytes. Only where nothing else in the source is wrong as far as acomp
+    /// can tell without decoding that frame: a fault in its header, its block headers, its
+    /// length or its declared content size, or anywhere in the frames after it, is
+    /// `EBADMSG` instead.
     #[error("frame window of {window} bytes exceeds the limit of {limit} bytes")]
     WindowTooLarge {
         /// The window the frame header asks for.

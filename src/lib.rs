@@ -30,8 +30,8 @@
 //!   allows (below).
 //! - **What corruption is caught.** Every frame that breaks zstd's format is `EBADMSG`:
 //!   bad or truncated headers and blocks, a block over the block maximum, content that
-//!   disagrees with the declared content size, bytes after the last frame, a missing
-//!   dictionary. A change *inside* a block's content that keeps the format valid is caught
+//!   disagrees with the declared content size, bytes after the last frame
+//!   ([`Error::TrailingBytes`]), a missing dictionary. A change *inside* a block's content that keeps the format valid is caught
 //!   only by a checksum: **with the default parameters (no checksum) such a frame can
 //!   decode as `Ok` with other bytes** (in a raw block always; in a compressed block
 //!   whenever zstd's entropy decoders do not trip on it), of the declared length where the
@@ -43,6 +43,17 @@
 //!   instruction a byte) and 4 bytes per frame; it is off by default, as in the kernel's
 //!   zstd, zram and zswap, whose pages never leave memory. Turn it on where frames cross
 //!   a disk, a network or anything else that may change them.
+//! - **Several faults: the one no destination and no parameter could change wins.**
+//!   `EBADMSG` before `EINVAL` before `ENOSPC`; among faults of one kind, the first in the
+//!   order acomp reads the source (frame header, then each block header and block, then
+//!   the checksum, then the next frame). So `ENOSPC` comes only for a source that is
+//!   otherwise valid, and `WindowTooLarge` only for one whose structure is sound: a frame
+//!   whose window is over the limit is not decoded (that is what the limit is for), but its
+//!   header, block headers, length and declared content size are checked, and the frames
+//!   after it decoded, before `EINVAL`. A fault inside such a frame that only decoding
+//!   shows (a corrupt entropy stream, a checksum) stays unseen until the limit admits it.
+//!   The same on every path and cut; a range read weighs its first frame only, and
+//!   [`Acomp::content_size`] reads the header only (never `EINVAL` for the window).
 //! - A source may hold several frames and skippable frames; the output is the frames'
 //!   content in order. A destination exactly as large as the output succeeds.
 //! - Decompression writes nothing past its output: after `Ok(n)`, the destination bytes past

@@ -205,29 +205,40 @@ fn requests_over_the_limit_are_einval() {
     assert_eq!(e.errno(), libc::EBADMSG, "{e}");
 }
 
+/// The default limit is 64 MiB, `EINVAL` past it on one fragment too, with the limit in
+/// the message. The limit costs no memory: a one-fragment request uses no workspace buffer,
+/// and a request in fragments grows the two buffers to its own size (source and bound),
+/// which the workspace then keeps.
 #[test]
-fn default_limit_is_128_kib() {
+fn default_limit_is_64_mib_and_buffers_grow_with_requests() {
+    common::pin_to(&common::allowed_cpus()[..1]);
     let tfm = Acomp::new("lz4").unwrap();
-    let data = letters(128 * 1024, 2);
-    let block = compress(
-        &tfm,
-        &data,
-        Cut::Every(5000),
-        bound(data.len()),
-        Cut::Random(3),
-    )
-    .unwrap();
-    let back = decompress(&tfm, &block, Cut::Random(4), data.len(), Cut::Every(4096)).unwrap();
+    assert_eq!(acomp::lz4::DEFAULT_REQUEST_MAX, 64 * 1024 * 1024);
+    let over = vec![0u8; 64 * 1024 * 1024 + 1];
+    let e = compress(&tfm, &over, Cut::One, 1 << 20, Cut::One).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid parameter: lz4 source of 67108865 bytes over the request limit of 67108864 bytes"
+    );
+    // `compress_to_vec` refuses it the same way, before it reserves any room.
+    assert_eq!(tfm.compress_bound(over.len()), usize::MAX);
+    let mut v = vec![1, 2, 3];
+    assert_eq!(tfm.compress_to_vec(&over, &mut v), Err(e));
+    assert_eq!((v.len(), v.capacity()), (3, 3));
+    let mib = 1 << 20;
+    // Runs: a block smaller than the source, so that the source buffer is the source's size.
+    let data: Vec<u8> = (0..mib).map(|i| (i / 300) as u8).collect();
+    let block = compress(&tfm, &data, Cut::One, bound(mib), Cut::One).unwrap();
+    let back = decompress(&tfm, &block, Cut::One, mib, Cut::One).unwrap();
     assert!(back == data);
-    let e = compress(
-        &tfm,
-        &letters(128 * 1024 + 1, 2),
-        Cut::One,
-        1 << 20,
-        Cut::One,
-    )
-    .unwrap_err();
-    assert_eq!(e.errno(), libc::EINVAL);
+    let state = tfm.stats().workspace_bytes;
+    assert_eq!(state, 16_416, "liblz4's state alone (LZ4_sizeofState)");
+    let cut = compress(&tfm, &data, Cut::Every(5000), bound(mib), Cut::Random(3)).unwrap();
+    assert!(cut == block);
+    let back = decompress(&tfm, &block, Cut::Random(4), mib, Cut::Every(4096)).unwrap();
+    assert!(back == data);
+    let s = tfm.stats();
+    assert_eq!(s.workspace_bytes - state, mib + bound(mib), "{s:?}");
 }
 
 #[test]
@@ -241,7 +252,6 @@ fn parameters_out_of_range_are_einval() {
         let e = Acomp::with_lz4(params).unwrap_err();
         assert_eq!(e.errno(), libc::EINVAL, "{e}");
     }
-    assert_eq!(acomp::lz4::DEFAULT_REQUEST_MAX, 128 * 1024);
 }
 
 /// A larger acceleration writes other (here: larger) blocks, which read back the same.

@@ -20,12 +20,13 @@
 //!
 //! # The largest request
 //!
-//! [`Lz4Params::request_max`], 128 KiB by default (the kernel's `SCOMP_SCRATCH_SIZE`): a
-//! source to compress, or a block's decompressed content, of at most that many bytes, and a
-//! source to decompress of at most `LZ4_compressBound` of it. A larger request is `EINVAL`
-//! on every path and cut (the kernel's scomp refuses a source over its scratch size with
-//! `EINVAL` too), so the outcome never depends on the cut. The workspace buffers grow on the
-//! first linearised request that needs them, to that request's size at most.
+//! [`Lz4Params::request_max`], 64 MiB by default (the kernel's scomp layer stops at
+//! `SCOMP_SCRATCH_SIZE`, 128 KiB): a source to compress, or a block's decompressed content,
+//! of at most that many bytes, and a source to decompress of at most `LZ4_compressBound` of
+//! it. A larger request is `EINVAL` on every path and cut (the kernel's scomp refuses a
+//! source over its scratch size with `EINVAL` too), so the outcome never depends on the
+//! cut. The workspace buffers grow on the first linearised request that needs them, to
+//! that request's size at most, and stay.
 //!
 //! # The contract, for blocks
 //!
@@ -84,8 +85,11 @@ impl Lz4 {
 
     /// The largest block compressing `slen` bytes can give, in bytes (`LZ4_compressBound`):
     /// a destination this large never fails with `ENOSPC`. `usize::MAX` for a source over
-    /// liblz4's `LZ4_MAX_INPUT_SIZE` (such a request is over the request limit: `EINVAL`).
+    /// the request limit, which no destination takes (`EINVAL`).
     pub fn compress_bound(&self, slen: usize) -> usize {
+        if slen > self.params.request_max {
+            return usize::MAX;
+        }
         sys::lz4_compress_bound(slen).unwrap_or(usize::MAX)
     }
 }
