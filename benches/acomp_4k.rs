@@ -741,7 +741,7 @@ impl Visit for Lz4Check<'_> {
                 eprintln!("lz4 block size: {} {kind} {n}", V::NAME);
             }
             let mut back = vec![0; PAGE];
-            let n = acomp::alg::lz4::decompress_block(written, &mut back).unwrap();
+            let n = acomp::lz4::decompress_block(written, &mut back).unwrap();
             assert!(n == PAGE && back == page, "{}'s block of {kind}", V::NAME);
             let mut back = vec![0; PAGE];
             let n = v.decompress(block, &mut back);

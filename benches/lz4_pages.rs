@@ -76,8 +76,7 @@ fn main() {
     g.bench_function("acomp-decoder", |b| {
         b.iter(|| {
             for blk in &blocks {
-                let n =
-                    acomp::alg::lz4::decompress_block(blk, &mut out).expect("a block acomp wrote");
+                let n = acomp::lz4::decompress_block(blk, &mut out).expect("a block acomp wrote");
                 black_box(n);
             }
         });

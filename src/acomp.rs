@@ -3,13 +3,14 @@
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 
-use crate::alg::lz4::{Lz4, Lz4Params};
-use crate::alg::zstd::{Zstd, ZstdParams};
-use crate::alg::{Algorithm, Path};
+use crate::Path;
+use crate::alg::Algorithm;
+use crate::alg::lz4::Lz4;
+use crate::alg::zstd::Zstd;
 use crate::request::Request;
 use crate::segment;
 use crate::streams::{RequestKind, Streams};
-use crate::{Error, Segment, Stats, Walk};
+use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
 ///
@@ -182,27 +183,37 @@ impl Acomp {
     /// [`Error::InvalidParameter`] (`EINVAL`) for a level or window limit out of range;
     /// [`Error::NoMemory`].
     pub fn with_zstd(params: ZstdParams) -> Result<Acomp, Error> {
-        Acomp::with_algorithm(Zstd::new(params)?)
+        Acomp::from_algorithm(Zstd::new(params)?)
     }
 
     /// An lz4 transform with these parameters: raw LZ4 blocks, as the kernel's
     /// `crypto/lz4.c` writes them (`"lz4"` is [`Lz4Params::default`]: acceleration 1, the
-    /// kernel's `LZ4_compress_default`; requests of up to 128 KiB).
+    /// kernel's `LZ4_compress_default`; requests of up to 64 MiB,
+    /// [`Lz4Params::request_max`]).
     ///
     /// # Errors
     ///
     /// [`Error::InvalidParameter`] (`EINVAL`) for an acceleration or request limit out of
     /// range; [`Error::NoMemory`].
     pub fn with_lz4(params: Lz4Params) -> Result<Acomp, Error> {
-        Acomp::with_algorithm(Lz4::new(params)?)
+        Acomp::from_algorithm(Lz4::new(params)?)
     }
 
-    /// A transform over any [`Algorithm`].
+    /// A transform over any [`Algorithm`](crate::alg::Algorithm): an algorithm of one's own
+    /// behind the same calls, workspaces and counters.
+    ///
+    /// Only with the cargo feature `unstable-algorithm`, outside semver: see
+    /// [`alg`](crate::alg).
     ///
     /// # Errors
     ///
     /// [`Error::NoMemory`] where the first workspace cannot be allocated.
+    #[cfg(feature = "unstable-algorithm")]
     pub fn with_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
+        Acomp::from_algorithm(alg)
+    }
+
+    fn from_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
             inner: Box::new(Streams::new(alg)?),
             stateless: A::STATELESS_ONE_SHOT,
@@ -223,9 +234,13 @@ impl Acomp {
     ///
     /// # Errors
     ///
-    /// [`Error::NoSpace`] (`ENOSPC`) where the frame does not fit `dlen` bytes, with
-    /// `needed` the frame's exact size (the frame was finished in scratch memory to learn
-    /// it; on every cut the same); [`Error::NoMemory`] (`ENOMEM`).
+    /// - [`Error::NoSpace`] (`ENOSPC`) where the frame (or lz4 block) does not fit `dlen`
+    ///   bytes, with `needed` its exact size (finished in scratch memory to learn it; on
+    ///   every cut the same). `needed` is `None` only where zstd's early rejection refused
+    ///   the source without compressing ([`ZstdParams::early_rejection`], off by default).
+    /// - [`Error::InvalidParameter`] (`EINVAL`), lz4 only: a source over the request limit,
+    ///   [`Lz4Params::request_max`] (64 MiB by default), on every cut.
+    /// - [`Error::NoMemory`] (`ENOMEM`).
     pub fn compress(
         &self,
         src: &[IoSlice<'_>],
@@ -256,8 +271,16 @@ impl Acomp {
     ///   that needs a dictionary. A change inside a block's content is caught only where
     ///   the frame carries a checksum: without one it may decode as `Ok` with other bytes
     ///   (the crate docs, "The contract").
-    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
+    ///   [`Error::TrailingBytes`] for bytes after the last frame that are no frame. lz4: a
+    ///   block that breaks the format, at every destination size.
+    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`); lz4:
+    ///   [`Error::InvalidParameter`] for a source over `LZ4_compressBound` of the request
+    ///   limit, or a block whose content is over it ([`Lz4Params::request_max`], 64 MiB by
+    ///   default), on every cut.
     /// - [`Error::NoMemory`] (`ENOMEM`).
+    ///
+    /// Where the source has several faults, `EBADMSG` wins over `EINVAL`, which wins over
+    /// `ENOSPC` (the crate docs, "The contract").
     #[inline]
     pub fn decompress(
         &self,
@@ -341,9 +364,12 @@ impl Acomp {
     /// # Errors
     ///
     /// - [`Error::InvalidParameter`] (`EINVAL`): segments out of order or overlapping.
-    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`).
-    /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): corrupt or truncated input
-    ///   met before the read stops (above).
+    /// - [`Error::EmptySource`], [`Error::WindowTooLarge`] (`EINVAL`); lz4, which has no
+    ///   range reads: [`Error::InvalidParameter`].
+    /// - [`Error::Corrupt`], [`Error::Truncated`], [`Error::TrailingBytes`] (`EBADMSG`):
+    ///   corrupt or truncated input met before the read stops (above). A first frame whose
+    ///   window is over the limit is not decoded: its structure is read to its end, and a
+    ///   fault there is `EBADMSG` rather than `WindowTooLarge`.
     /// - [`Error::NoMemory`] (`ENOMEM`).
     pub fn decompress_range(
         &self,
@@ -368,20 +394,22 @@ impl Acomp {
     /// with one CPU lookup and one lock for up to 16 requests or 64 KiB of source at a time:
     /// the kernel's batching of a large folio's pages (zswap's `zswap_compress` over a
     /// folio). No thread is started: to spread a folio over CPUs, send several batches from
-    /// several threads. The counters count each request once, after the batch.
+    /// several threads. The counters count each request once, after the batch. Each
+    /// request's errors are [`compress`](Acomp::compress)'s, lz4's request limit included.
     pub fn compress_batch(&self, reqs: &mut [Request<'_, '_>]) {
         self.inner.batch(RequestKind::Compress, reqs);
     }
 
     /// Decompresses a batch of requests, each as [`decompress`](Acomp::decompress) would
-    /// alone, in the same way as [`compress_batch`](Acomp::compress_batch).
+    /// alone (the same errors), in the same way as [`compress_batch`](Acomp::compress_batch).
     pub fn decompress_batch(&self, reqs: &mut [Request<'_, '_>]) {
         self.inner.batch(RequestKind::Decompress, reqs);
     }
 
     /// The largest frame compressing `slen` bytes can give, in bytes (for zstd,
-    /// `ZSTD_compressBound`): a destination this large never fails with `ENOSPC`, however
-    /// it is cut.
+    /// `ZSTD_compressBound`; for lz4, `LZ4_compressBound`): a destination this large never
+    /// fails with `ENOSPC`, however it is cut. For lz4, `usize::MAX` where `slen` is over
+    /// the request limit ([`Lz4Params::request_max`]): no destination takes it (`EINVAL`).
     ///
     /// ```
     /// let tfm = acomp::Acomp::new("zstd")?;
@@ -400,8 +428,9 @@ impl Acomp {
     ///
     /// # Errors
     ///
-    /// [`Error::EmptySource`] (`EINVAL`); [`Error::Corrupt`], [`Error::Truncated`]
-    /// (`EBADMSG`) for a header that is not valid or is cut short.
+    /// [`Error::EmptySource`] (`EINVAL`); [`Error::Corrupt`], [`Error::Truncated`],
+    /// [`Error::TrailingBytes`] (`EBADMSG`) for a header that is not valid or is cut short.
+    /// The window is not checked: a header over the window limit gives its content size.
     pub fn content_size(&self, src: &[IoSlice<'_>]) -> Result<Option<u64>, Error> {
         let mut walk = Walk::new(src, &mut []);
         if walk.slen() == 0 {

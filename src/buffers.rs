@@ -58,10 +58,16 @@ impl Acomp {
     ///
     /// # Errors
     ///
-    /// [`Error::NoMemory`] (`ENOMEM`) where the room cannot be had; `dst` is then as it was.
+    /// As [`compress`](Acomp::compress): lz4's request limit (`EINVAL`) included, refused
+    /// before any room is reserved. [`Error::NoMemory`] (`ENOMEM`) where the room cannot be
+    /// had. `dst` is as it was after any error.
     pub fn compress_to_vec(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<usize, Error> {
         let start = dst.len();
         let room = self.compress_bound(src.len());
+        if room == usize::MAX {
+            // No destination takes it: the transform says why.
+            return self.compress_to_buffer(src, &mut []);
+        }
         let res = grow(dst, room).and_then(|out| self.compress_to_buffer(src, out));
         dst.truncate(start + *res.as_ref().unwrap_or(&0));
         res

@@ -9,6 +9,11 @@ use std::io;
 /// The kind never depends on how the source and destination were cut into fragments.
 /// After any error, the workspace that saw it is reset before it serves again.
 ///
+/// Where a source has several faults, the error is the one that no destination and no
+/// parameter could change: `EBADMSG` before `EINVAL` (a window over the limit) before
+/// `ENOSPC`, and among faults of one kind the first in the order the source is read
+/// (the crate docs, "The contract").
+///
 /// ```
 /// use acomp::{Acomp, ErrorKind};
 ///
@@ -28,7 +33,8 @@ pub enum Error {
     /// frame (in scratch memory) to learn it, decompression decoded and checked the rest of
     /// the source. It is `None` only where a compression was refused by early rejection
     /// without compressing ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection),
-    /// off by default), or from an [`Algorithm`](crate::alg::Algorithm) that cannot tell.
+    /// off by default); a plug-in algorithm (feature `unstable-algorithm`) that cannot tell
+    /// gives `None` too, and is then counted as rejected.
     #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
     NoSpace {
         /// Bytes the output needs, where known.
@@ -45,12 +51,24 @@ pub enum Error {
         detail: &'static str,
     },
     /// `EBADMSG`: the source ends inside a frame (a truncated frame, or bytes after the last
-    /// frame that are too few to be one).
+    /// frame that begin a frame header and end before it does).
     #[error("corrupt input: the source ends inside a frame")]
     Truncated,
+    /// `EBADMSG`: after the last frame, `bytes` bytes of the source that do not start a
+    /// frame (no zstd or skippable frame's magic number): zstd's "Unknown frame
+    /// descriptor", with the count. Where a source starts with such bytes, no frame at all,
+    /// the error is [`Error::Corrupt`].
+    #[error("corrupt input: {bytes} bytes after the last frame are not a frame")]
+    TrailingBytes {
+        /// Bytes from the end of the last frame to the end of the source.
+        bytes: u64,
+    },
     /// `EINVAL`: a frame asks for a window (the history a decoder must keep) larger than
     /// the transform's limit, e.g. [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
-    /// Both sizes in bytes.
+    /// Both sizes in bytes. Only where nothing else in the source is wrong as far as acomp
+    /// can tell without decoding that frame: a fault in its header, its block headers, its
+    /// length or its declared content size, or anywhere in the frames after it, is
+    /// `EBADMSG` instead.
     #[error("frame window of {window} bytes exceeds the limit of {limit} bytes")]
     WindowTooLarge {
         /// The window the frame header asks for.
@@ -122,7 +140,9 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NoSpace { .. } => ErrorKind::NoSpace,
-            Error::Corrupt { .. } | Error::Truncated => ErrorKind::Corrupt,
+            Error::Corrupt { .. } | Error::Truncated | Error::TrailingBytes { .. } => {
+                ErrorKind::Corrupt
+            }
             Error::WindowTooLarge { .. }
             | Error::EmptySource
             | Error::UnknownAlgorithm { .. }

@@ -10,11 +10,12 @@
 //! | `crypto_alloc_acomp("zstd", 0, 0)` | [`Acomp::new("zstd")`](Acomp::new), [`Acomp::with_zstd`] |
 //! | `crypto_alloc_acomp("lz4", 0, 0)`, raw LZ4 blocks (zram, zswap) | [`Acomp::new("lz4")`](Acomp::new), [`Acomp::with_lz4`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
-//! | `struct acomp_walk` | [`alg::Walk`], for algorithm writers |
+//! | `struct acomp_walk` | `alg::Walk`, for algorithm writers (feature `unstable-algorithm`, below) |
 //! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
-//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`alg::Path::OneShot`]) |
-//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`alg::Path::Stream`]) |
+//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
+//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
+//! | `LZ4_decompress_safe` on one buffer, no transform | [`lz4::decompress_block`], [`lz4::block_content_size`] |
 //!
 //! # The contract
 //!
@@ -29,8 +30,8 @@
 //!   allows (below).
 //! - **What corruption is caught.** Every frame that breaks zstd's format is `EBADMSG`:
 //!   bad or truncated headers and blocks, a block over the block maximum, content that
-//!   disagrees with the declared content size, bytes after the last frame, a missing
-//!   dictionary. A change *inside* a block's content that keeps the format valid is caught
+//!   disagrees with the declared content size, bytes after the last frame
+//!   ([`Error::TrailingBytes`]), a missing dictionary. A change *inside* a block's content that keeps the format valid is caught
 //!   only by a checksum: **with the default parameters (no checksum) such a frame can
 //!   decode as `Ok` with other bytes** (in a raw block always; in a compressed block
 //!   whenever zstd's entropy decoders do not trip on it), of the declared length where the
@@ -42,6 +43,17 @@
 //!   instruction a byte) and 4 bytes per frame; it is off by default, as in the kernel's
 //!   zstd, zram and zswap, whose pages never leave memory. Turn it on where frames cross
 //!   a disk, a network or anything else that may change them.
+//! - **Several faults: the one no destination and no parameter could change wins.**
+//!   `EBADMSG` before `EINVAL` before `ENOSPC`; among faults of one kind, the first in the
+//!   order acomp reads the source (frame header, then each block header and block, then
+//!   the checksum, then the next frame). So `ENOSPC` comes only for a source that is
+//!   otherwise valid, and `WindowTooLarge` only for one whose structure is sound: a frame
+//!   whose window is over the limit is not decoded (that is what the limit is for), but its
+//!   header, block headers, length and declared content size are checked, and the frames
+//!   after it decoded, before `EINVAL`. A fault inside such a frame that only decoding
+//!   shows (a corrupt entropy stream, a checksum) stays unseen until the limit admits it.
+//!   The same on every path and cut; a range read weighs its first frame only, and
+//!   [`Acomp::content_size`] reads the header only (never `EINVAL` for the window).
 //! - A source may hold several frames and skippable frames; the output is the frames'
 //!   content in order. A destination exactly as large as the output succeeds.
 //! - Decompression writes nothing past its output: after `Ok(n)`, the destination bytes past
@@ -135,16 +147,41 @@
 //! [profile.dev.package.lz4-sys]   # where you use "lz4"
 //! opt-level = 3
 //! ```
+//!
+//! # Stability
+//!
+//! The stable API, under semver from 0.1.0: [`Acomp`] (the constructors [`new`](Acomp::new),
+//! [`with_zstd`](Acomp::with_zstd), [`with_lz4`](Acomp::with_lz4) and every request call),
+//! [`ZstdParams`], [`Lz4Params`], [`Dictionary`], [`Request`], [`Segment`], [`Stats`],
+//! [`Path`], [`Error`], [`ErrorKind`], and the modules [`lz4`] (the block functions
+//! [`decompress_block`](lz4::decompress_block) and
+//! [`block_content_size`](lz4::block_content_size), the limits of `Lz4Params`) and
+//! [`zstd`] (the level and window ranges and defaults). Match errors by variant or kind:
+//! the wording of their messages may improve in any release.
+//!
+//! The extension point is not part of it: the module `acomp::alg` (the `Algorithm` trait
+//! with its performance hooks such as `STATELESS_ONE_SHOT`, the fragment cursor `Walk`,
+//! the algorithm types `Zstd` and `Lz4` and their workspaces) and
+//! `Acomp::with_algorithm` exist only with the cargo feature `unstable-algorithm`, and
+//! any release may change them. They serve an algorithm of one's own behind the same
+//! contract, workspaces and counters (a hardware accelerator, as the kernel's acomp serves
+//! one); pin an exact version (`acomp = "=0.1.0"`) where you use them.
 #![deny(missing_docs, missing_debug_implementations)]
 // The compiler fences `unsafe`: only `sys` may hold it, every block with its SAFETY list.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod acomp;
+// The extension point, outside semver: public only with the feature (see its docs).
+#[cfg(feature = "unstable-algorithm")]
 pub mod alg;
+#[cfg(not(feature = "unstable-algorithm"))]
+mod alg;
 mod buffers;
 mod cpu;
 mod error;
+pub mod lz4;
+mod path;
 mod probe;
 mod request;
 mod segment;
@@ -153,17 +190,31 @@ mod streams;
 #[allow(unsafe_code)]
 mod sys;
 mod walk;
+pub mod zstd;
 
 pub use crate::acomp::Acomp;
-// A caller learns the path of a request from `Request::path`.
-pub use crate::alg::Path;
-pub use crate::alg::lz4::Lz4Params;
-pub use crate::alg::zstd::{Dictionary, ZstdParams};
+pub use crate::alg::lz4::params::Lz4Params;
+pub use crate::alg::zstd::dictionary::Dictionary;
+pub use crate::alg::zstd::params::ZstdParams;
 pub use crate::error::{Error, ErrorKind};
+// A caller learns the path of a request from `Request::path`.
+pub use crate::path::Path;
 pub use crate::request::Request;
 pub use crate::segment::Segment;
 pub use crate::stats::Stats;
 pub(crate) use crate::walk::Walk;
+
+/// Without the `unstable-algorithm` feature, the extension point cannot be named:
+///
+/// ```compile_fail
+/// fn f(_: &acomp::alg::Walk<'_, '_>) {}
+/// ```
+///
+/// ```compile_fail
+/// let _ = acomp::Acomp::with_algorithm::<acomp::alg::zstd::Zstd>;
+/// ```
+#[cfg(all(doctest, not(feature = "unstable-algorithm")))]
+struct ExtensionPointIsGated;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -4,7 +4,7 @@
 use std::io::{IoSlice, IoSliceMut};
 
 use crate::Error;
-use crate::alg::Path;
+use crate::Path;
 
 /// One request of a batch ([`Acomp::compress_batch`](crate::Acomp::compress_batch),
 /// [`Acomp::decompress_batch`](crate::Acomp::decompress_batch)): the counterpart of the

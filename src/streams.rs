@@ -14,7 +14,8 @@ use crossbeam_utils::CachePadded;
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::alg::{Algorithm, Path};
+use crate::Path;
+use crate::alg::Algorithm;
 use crate::request::Request;
 use crate::{Error, ErrorKind, Stats, Walk, cpu};
 

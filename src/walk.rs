@@ -15,6 +15,7 @@ use std::io::{IoSlice, IoSliceMut};
 /// Invariants: `consumed() <= slen()` and `produced() <= dlen()`.
 ///
 /// ```
+/// # #[cfg(feature = "unstable-algorithm")] {
 /// use std::io::{IoSlice, IoSliceMut};
 /// use acomp::alg::Walk;
 ///
@@ -35,6 +36,7 @@ use std::io::{IoSlice, IoSliceMut};
 /// }
 /// assert_eq!(walk.produced(), 5);
 /// assert_eq!((&x, &y[..1]), (b"abcd", &b"e"[..]));
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Walk<'w, 'a> {
@@ -87,6 +89,7 @@ impl<'w, 'a> Walk<'w, 'a> {
 
     /// Source bytes marked consumed so far.
     #[inline]
+    #[cfg_attr(not(feature = "unstable-algorithm"), allow(dead_code))] // for algorithm writers
     pub fn consumed(&self) -> usize {
         self.consumed
     }

@@ -168,7 +168,7 @@ fn empty_source_compresses_to_one_token() {
     assert_eq!(
         compress(&tfm, &[], Cut::One, 0, Cut::One).unwrap_err(),
         Error::NoSpace {
-            needed: None,
+            needed: Some(1),
             capacity: 0
         }
     );
@@ -205,29 +205,40 @@ fn requests_over_the_limit_are_einval() {
     assert_eq!(e.errno(), libc::EBADMSG, "{e}");
 }
 
+/// The default limit is 64 MiB, `EINVAL` past it on one fragment too, with the limit in
+/// the message. The limit costs no memory: a one-fragment request uses no workspace buffer,
+/// and a request in fragments grows the two buffers to its own size (source and bound),
+/// which the workspace then keeps.
 #[test]
-fn default_limit_is_128_kib() {
+fn default_limit_is_64_mib_and_buffers_grow_with_requests() {
+    common::pin_to(&common::allowed_cpus()[..1]);
     let tfm = Acomp::new("lz4").unwrap();
-    let data = letters(128 * 1024, 2);
-    let block = compress(
-        &tfm,
-        &data,
-        Cut::Every(5000),
-        bound(data.len()),
-        Cut::Random(3),
-    )
-    .unwrap();
-    let back = decompress(&tfm, &block, Cut::Random(4), data.len(), Cut::Every(4096)).unwrap();
+    assert_eq!(acomp::lz4::DEFAULT_REQUEST_MAX, 64 * 1024 * 1024);
+    let over = vec![0u8; 64 * 1024 * 1024 + 1];
+    let e = compress(&tfm, &over, Cut::One, 1 << 20, Cut::One).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid parameter: lz4 source of 67108865 bytes over the request limit of 67108864 bytes"
+    );
+    // `compress_to_vec` refuses it the same way, before it reserves any room.
+    assert_eq!(tfm.compress_bound(over.len()), usize::MAX);
+    let mut v = vec![1, 2, 3];
+    assert_eq!(tfm.compress_to_vec(&over, &mut v), Err(e));
+    assert_eq!((v.len(), v.capacity()), (3, 3));
+    let mib = 1 << 20;
+    // Runs: a block smaller than the source, so that the source buffer is the source's size.
+    let data: Vec<u8> = (0..mib).map(|i| (i / 300) as u8).collect();
+    let block = compress(&tfm, &data, Cut::One, bound(mib), Cut::One).unwrap();
+    let back = decompress(&tfm, &block, Cut::One, mib, Cut::One).unwrap();
     assert!(back == data);
-    let e = compress(
-        &tfm,
-        &letters(128 * 1024 + 1, 2),
-        Cut::One,
-        1 << 20,
-        Cut::One,
-    )
-    .unwrap_err();
-    assert_eq!(e.errno(), libc::EINVAL);
+    let state = tfm.stats().workspace_bytes;
+    assert_eq!(state, 16_416, "liblz4's state alone (LZ4_sizeofState)");
+    let cut = compress(&tfm, &data, Cut::Every(5000), bound(mib), Cut::Random(3)).unwrap();
+    assert!(cut == block);
+    let back = decompress(&tfm, &block, Cut::Random(4), mib, Cut::Every(4096)).unwrap();
+    assert!(back == data);
+    let s = tfm.stats();
+    assert_eq!(s.workspace_bytes - state, mib + bound(mib), "{s:?}");
 }
 
 #[test]
@@ -241,7 +252,6 @@ fn parameters_out_of_range_are_einval() {
         let e = Acomp::with_lz4(params).unwrap_err();
         assert_eq!(e.errno(), libc::EINVAL, "{e}");
     }
-    assert_eq!(Lz4Params::default().max_request(), 128 * 1024);
 }
 
 /// A larger acceleration writes other (here: larger) blocks, which read back the same.
@@ -295,11 +305,139 @@ fn range_reads_are_einval() {
 /// 4114 bytes of 4096).
 #[test]
 fn compress_bound_always_fits() {
-    let alg = acomp::alg::lz4::Lz4::new(Lz4Params::default()).unwrap();
-    assert_eq!(alg.compress_bound(4096), 4096 + 4096 / 255 + 16);
     let tfm = Acomp::new("lz4").unwrap();
+    assert_eq!(tfm.compress_bound(4096), 4096 + 4096 / 255 + 16);
     for data in [random_bytes(4096, 9), random_bytes(1, 9), Vec::new()] {
-        let cap = alg.compress_bound(data.len());
+        let cap = tfm.compress_bound(data.len());
         compress(&tfm, &data, Cut::One, cap, Cut::Every(5)).unwrap();
     }
+}
+
+/// Every way to send one lz4 decompression: one fragment each side, every cut pair, a batch
+/// of one, `decompress_to_buffer`, `decompress_to_vec`, and the block functions; the
+/// outcomes with what served them.
+fn every_call(tfm: &Acomp, block: &[u8], cap: usize) -> Vec<(String, Result<usize, Error>)> {
+    let mut all = Vec::new();
+    for (scut, dcut) in common::all_cut_pairs() {
+        let res = decompress(tfm, block, scut, cap, dcut).map(|b| b.len());
+        all.push((format!("{scut:?}/{dcut:?}"), res));
+    }
+    let mut out = vec![0u8; cap];
+    all.push((
+        "to_buffer".into(),
+        tfm.decompress_to_buffer(block, &mut out),
+    ));
+    let mut v = Vec::new();
+    all.push(("to_vec".into(), tfm.decompress_to_vec(block, &mut v, cap)));
+    let src = [IoSlice::new(block)];
+    let mut dst = [IoSliceMut::new(&mut out)];
+    let mut reqs = [acomp::Request::new(&src, &mut dst)];
+    tfm.decompress_batch(&mut reqs);
+    all.push(("batch".into(), reqs[0].outcome().unwrap().clone()));
+    all.push((
+        "decompress_block".into(),
+        acomp::lz4::decompress_block(block, &mut out),
+    ));
+    all.push((
+        "block_content_size".into(),
+        acomp::lz4::block_content_size(block).map(|n| n as usize),
+    ));
+    all
+}
+
+/// The last sequence of a block is literals only: a last token with a match nibble
+/// announces a match whose 2-byte offset the block lacks, `EBADMSG` at every destination
+/// size, on every path and cut, as a block that ends after one byte of an offset is. The
+/// reference decoder takes the nibble as 0 at every capacity from 1 byte (and refuses the
+/// block at capacity 0, where it takes only `00`): acomp is the stricter one.
+#[test]
+fn last_token_with_a_match_nibble_is_ebadmsg() {
+    let truncated = Error::Corrupt {
+        detail: "lz4 block ends inside a match offset",
+    };
+    let tfm = Acomp::new("lz4").unwrap();
+    let mut blocks: Vec<Vec<u8>> = (0x01..=0x0f).map(|t| vec![t]).collect();
+    // Literals before the nibble, a long literal run, and a block with a match before
+    // its last token: the same rule.
+    blocks.push(vec![0x1f, b'a']);
+    blocks.push([&[0xf4, 0x01][..], &letters(16, 5)].concat());
+    // 5 literals, an 8-byte match at offset 1, then a last token of 5 literals with a
+    // match nibble of 3 (with a nibble of 0 the block is valid: 18 bytes).
+    let with_match = [0x54, 1, 2, 3, 4, 5, 1, 0, 0x53, 1, 2, 3, 4, 5];
+    blocks.push(with_match.to_vec());
+    for block in &blocks {
+        for cap in [0, 1, 2, 16, 64, 4096] {
+            for (how, res) in every_call(&tfm, block, cap) {
+                assert_eq!(res, Err(truncated.clone()), "{block:02x?} cap {cap} {how}");
+            }
+        }
+        // liblz4 takes it with room to spare.
+        let mut out = vec![0u8; 4096];
+        // SAFETY: `block` and `out` are valid for their lengths; liblz4 keeps no pointer.
+        let ret = unsafe {
+            lz4_sys::LZ4_decompress_safe(
+                block.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                block.len() as i32,
+                out.len() as i32,
+            )
+        };
+        assert!(ret >= 0, "liblz4 refuses {block:02x?}: {ret}");
+    }
+    // The valid forms beside them: a last token of nibble 0 with or without literals.
+    let mut valid = with_match;
+    valid[8] = 0x50;
+    for (block, n) in [(vec![0x00], 0), (vec![0x10, b'a'], 1), (valid.to_vec(), 18)] {
+        for (how, res) in every_call(&tfm, &block, n) {
+            assert_eq!(res, Ok(n), "{block:02x?} {how}");
+        }
+    }
+}
+
+/// A block that does not fit is `ENOSPC` with its exact size on every cut, a batch and the
+/// buffer call, one byte short or with no room at all; lz4 has no early rejection, so
+/// `Stats::rejected` stays 0 while `no_space` counts every one.
+#[test]
+fn compression_enospc_says_needed() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let mut refusals = 0;
+    for data in [
+        random_bytes(4096, 11),
+        letters(4096, 12),
+        letters(70_000, 13),
+        Vec::new(),
+    ] {
+        let block = reference_compress(&data);
+        for cap in [0, block.len() / 2, block.len() - 1] {
+            let want = Err(Error::NoSpace {
+                needed: Some(block.len() as u64),
+                capacity: cap,
+            });
+            for (scut, dcut) in common::all_cut_pairs() {
+                let res = compress(&tfm, &data, scut, cap, dcut).map(|b| b.len());
+                assert_eq!(
+                    res,
+                    want,
+                    "{} bytes cap {cap} {scut:?}/{dcut:?}",
+                    data.len()
+                );
+                refusals += 1;
+            }
+            let mut out = vec![0u8; cap];
+            assert_eq!(tfm.compress_to_buffer(&data, &mut out), want);
+            let src = [IoSlice::new(&data)];
+            let mut dst = [IoSliceMut::new(&mut out)];
+            let mut reqs = [acomp::Request::new(&src, &mut dst)];
+            tfm.compress_batch(&mut reqs);
+            assert_eq!(reqs[0].outcome(), Some(&want));
+            refusals += 2;
+        }
+        // The size it names fits, on every cut.
+        for (scut, dcut) in common::all_cut_pairs() {
+            let b = compress(&tfm, &data, scut, block.len(), dcut).unwrap();
+            assert!(b == block);
+        }
+    }
+    let s = tfm.stats();
+    assert_eq!((s.no_space, s.rejected), (refusals, 0), "{s:?}");
 }

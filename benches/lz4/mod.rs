@@ -6,7 +6,7 @@
 //! - **lz4-2-frag**: acomp, the source in two fragments: the linearised path.
 //! - **lz4-floor**: what acomp's one-shot path calls, called directly: liblz4's
 //!   `LZ4_compress_fast_extState` on a reused state (acceleration 1), and acomp's own block
-//!   decoder (`acomp::alg::lz4::decompress_block`).
+//!   decoder (`acomp::lz4::decompress_block`).
 //! - **liblz4**: the reference C library's one-call API (lz4-sys, liblz4 1.10.0):
 //!   `LZ4_compress_default` (state on the stack, as the kernel's `LZ4_compress_default` on
 //!   its workspace) and `LZ4_decompress_safe`.
@@ -128,7 +128,7 @@ impl Variant for Lz4Floor {
     }
 
     fn decompress(&mut self, block: &[u8], dst: &mut [u8]) -> usize {
-        acomp::alg::lz4::decompress_block(block, dst).expect("acomp's block decoder")
+        acomp::lz4::decompress_block(block, dst).expect("acomp's block decoder")
     }
 }
 
@@ -182,7 +182,7 @@ impl Variant for ScanLibLz4 {
     }
 
     fn decompress(&mut self, block: &[u8], dst: &mut [u8]) -> usize {
-        let n = acomp::alg::lz4::block_content_size(block).expect("a valid block") as usize;
+        let n = acomp::lz4::block_content_size(block).expect("a valid block") as usize;
         LibLz4.decompress(block, &mut dst[..n])
     }
 }

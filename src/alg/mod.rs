@@ -1,6 +1,15 @@
 //! The algorithms behind a transform, for those who write one: the [`Algorithm`] trait,
-//! the [`Walk`] over a request's fragments it is given, and the [`Path`] it reports. One
-//! folder per algorithm.
+//! the [`Walk`] over a request's fragments it is given, and the [`Path`] it reports; zstd
+//! ([`zstd::Zstd`]) and lz4 ([`lz4::Lz4`]) as [`Acomp::with_algorithm`](crate::Acomp::with_algorithm)
+//! takes them. One folder per algorithm.
+//!
+//! **Outside semver.** This module exists only with the cargo feature
+//! `unstable-algorithm`: it is the extension point for an algorithm of one's own (a
+//! hardware accelerator behind the same contract, as the kernel's acomp serves), and its
+//! items, including the performance hooks such as
+//! [`Algorithm::STATELESS_ONE_SHOT`], may change in any release, minor or patch. Pin an
+//! exact version (`acomp = "=0.1.0"`) when you use it. Everything a user of the two
+//! algorithms needs is at the crate root, stable, without the feature.
 
 pub mod lz4;
 mod repeat;
@@ -9,22 +18,7 @@ pub mod zstd;
 use std::io::{IoSlice, IoSliceMut};
 
 pub use crate::walk::Walk;
-use crate::{Error, Segment};
-
-/// Which code path served a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Path {
-    /// One call on the workspace's persistent context, with no stream set-up: taken when the
-    /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /
-    /// `zstd_decompress_one`).
-    OneShot,
-    /// Every other request: fragment by fragment through a stream started on first use
-    /// (zstd: the kernel's `zstd_init_cstream` / `zstd_init_dstream`, deferred), or, where
-    /// the format cannot stream, linearised through buffers of the workspace (lz4: the
-    /// kernel's scomp scratch buffers).
-    Stream,
-}
+use crate::{Error, Path, Segment};
 
 /// A compression algorithm behind an [`Acomp`](crate::Acomp).
 ///

@@ -5,16 +5,20 @@
 //! A block is a run of sequences: a token (literal length in its high nibble, match length
 //! minus 4 in its low one; 15 means more length bytes follow, each added, until one is not
 //! 255), the literals, a 2-byte little-endian match offset, more match length bytes. The last
-//! sequence is literals only: the block ends right after them. Where the block has a match,
+//! sequence is literals only: the block ends right after them, and its token's match nibble
+//! is 0 (one that is not announces a match whose offset is missing). Where the block has a match,
 //! the format's end-of-block rules hold: the last 5 bytes of output are literals
 //! (`LASTLITERALS`) and the last match starts at least 12 bytes before the end (`MFLIMIT`).
 //!
 //! The reference decoder (`LZ4_decompress_safe`) is lenient where acomp is not, so that no
-//! destination size changes the outcome: it takes offset 0 (writing zeros), and it checks
-//! the end-of-block rules against the end of the destination rather than of the output.
+//! destination size changes the outcome: it takes offset 0 (writing zeros), it checks the
+//! end-of-block rules against the end of the destination rather than of the output, and it
+//! ignores a last token's match nibble (but at a destination of 0 bytes). The table is in
+//! `src/lz4.rs`.
 
 use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
 use super::fast::decode_fast;
+use crate::Error;
 
 /// Bytes of output after the last match that must be literals (`LASTLITERALS`).
 pub(super) const LAST_LITERALS: usize = 5;
@@ -30,7 +34,7 @@ pub(super) const RUN_MASK: usize = 15;
 
 /// Why decoding stopped short of the block's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stop {
+pub(crate) enum Stop {
     /// The block breaks the format here: no destination could take it.
     Corrupt(&'static str),
     /// The next literals or match do not fit the destination; the rest of the block is not
@@ -42,7 +46,10 @@ pub(super) enum Stop {
 pub(super) const TRUNCATED_LENGTH: &str = "lz4 block ends inside a length";
 /// A literal run reaches past the end of the block.
 pub(super) const LITERALS_PAST_END: &str = "lz4 literals run past the end of the block";
-/// The block ends inside a match offset.
+/// The block ends inside or right before a match offset: a token with a match (any token
+/// but the last, and the last one where its match nibble is not 0) is followed by fewer
+/// than 2 bytes. The reference decoder takes a last token's match nibble as 0 (at a
+/// destination of 1 byte or more).
 pub(super) const TRUNCATED_OFFSET: &str = "lz4 block ends inside a match offset";
 /// A match offset of 0 (the reference decoder writes zeros).
 pub(super) const OFFSET_ZERO: &str = "lz4 match offset 0";
@@ -56,6 +63,24 @@ pub(super) const LAST_LITERALS_SHORT: &str =
 /// The last match starts less than [`MF_LIMIT`] bytes before the end of the output.
 pub(super) const LAST_MATCH_LATE: &str =
     "lz4 block: the last match starts less than 12 bytes before the end";
+
+/// A source given as a block that starts with zstd's magic number, `28 b5 2f fd`: no LZ4
+/// block can (its first token has 2 literals and a match at least 253 bytes back).
+pub(crate) const ZSTD_FRAME: &str =
+    "not an lz4 block: it starts with zstd's magic number (28 b5 2f fd), as a zstd frame does";
+
+/// The error of the corrupt block `src`: `detail`, or [`ZSTD_FRAME`] where `src` starts
+/// with zstd's magic number. Called on the error path only.
+#[cold]
+#[inline(never)]
+pub(crate) fn corrupt(src: &[u8], detail: &'static str) -> Error {
+    let detail = if src.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        ZSTD_FRAME
+    } else {
+        detail
+    };
+    Error::Corrupt { detail }
+}
 
 /// Decodes the block `src` into the front of `dst`; returns the bytes written. Writes
 /// nothing past the output, so that `dst[n..]` is as the caller left it after `Ok(n)`.
@@ -71,7 +96,7 @@ pub(super) const LAST_MATCH_LATE: &str =
 /// [`Stop::Corrupt`] where the block breaks the format before the destination is full;
 /// [`Stop::Full`] where the output does not fit (what follows is not checked).
 #[inline(always)]
-pub(super) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
+pub(crate) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
     // The rest of the block, as a slice: one length to check against, no index to overflow.
     let mut input = src;
     let mut op = 0;
@@ -96,9 +121,13 @@ pub(super) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
                     lit += read_length(&mut input)?;
                 }
                 if lit >= input.len() {
-                    // The last sequence: literals only, to the end of the block.
+                    // The last sequence: literals only, to the end of the block. A match
+                    // nibble announces a match, whose offset the block lacks.
                     if lit > input.len() {
                         return Err(Stop::Corrupt(LITERALS_PAST_END));
+                    }
+                    if token & 15 != 0 {
+                        return Err(Stop::Corrupt(TRUNCATED_OFFSET));
                     }
                     let d = dst[op..].get_mut(..lit).ok_or(Stop::Full)?;
                     copy_exact(d, input);
@@ -146,7 +175,7 @@ pub(super) fn decode(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
 /// # Errors
 ///
 /// What is wrong with the block.
-pub(super) fn measure(src: &[u8]) -> Result<u64, &'static str> {
+pub(crate) fn measure(src: &[u8]) -> Result<u64, &'static str> {
     let corrupt = |s| match s {
         Stop::Corrupt(detail) => detail,
         Stop::Full => unreachable!("measure writes nothing"),
@@ -168,6 +197,9 @@ pub(super) fn measure(src: &[u8]) -> Result<u64, &'static str> {
         ip += lit;
         op += lit;
         if ip == end {
+            if token & 15 != 0 {
+                return Err(TRUNCATED_OFFSET);
+            }
             return end_of_block(op, last_start, last_end).map(|n| n as u64);
         }
         if end - ip < 2 {

@@ -24,9 +24,11 @@ impl Lz4 {
                 ),
             });
         }
+        let acceleration = self.params.acceleration;
         let state = lz4_state(&mut ws.state)?;
         if let Some((src, dst)) = walk.one_shot() {
-            let n = compress_block(state, src, dst, self.params.acceleration)?;
+            let n = compress_block(state, src, dst, acceleration)
+                .map_err(|_| no_space(state, &mut ws.dst, src, dst.len(), acceleration))?;
             walk.done_src(slen);
             walk.done_dst(n);
             return Ok(true);
@@ -35,17 +37,17 @@ impl Lz4 {
         let dlen = walk.dlen();
         let dst = walk.next_dst();
         let n = if dst.len() == dlen {
-            let n = compress_block(state, src, dst, self.params.acceleration)?;
+            let n = compress_block(state, src, dst, acceleration)
+                .map_err(|_| no_space(state, &mut ws.dst, src, dlen, acceleration))?;
             walk.done_dst(n);
             n
         } else {
             // Room for any block, so that the bytes never depend on the destination.
-            let bound = sys::lz4_compress_bound(slen).ok_or(Error::NoMemory)?;
-            let out = grow_buffer(&mut ws.dst, bound)?;
-            let n = compress_block(state, src, out, self.params.acceleration)?;
+            let out = bound_buffer(&mut ws.dst, slen)?;
+            let n = compress_block(state, src, out, acceleration).map_err(|()| too_large(slen))?;
             if n > dlen {
                 return Err(Error::NoSpace {
-                    needed: None,
+                    needed: Some(n as u64),
                     capacity: dlen,
                 });
             }
@@ -62,19 +64,59 @@ impl Lz4 {
 }
 
 /// One block into `dst`: liblz4 returns 0 where the block does not fit (it writes the same
-/// bytes whatever room it has, or none).
+/// bytes whatever room it has, or none); `Err(())` then.
+#[inline]
 fn compress_block(
     state: &mut [u64],
     src: &[u8],
     dst: &mut [u8],
     acceleration: i32,
-) -> Result<usize, Error> {
+) -> Result<usize, ()> {
     match sys::lz4_compress(state, src, dst, acceleration) {
-        0 => Err(Error::NoSpace {
-            needed: None,
-            capacity: dst.len(),
-        }),
+        0 => Err(()),
         n => Ok(n),
+    }
+}
+
+/// The first `LZ4_compressBound(slen)` bytes of the workspace buffer `buf`, grown to them:
+/// room for any block of `slen` bytes.
+fn bound_buffer(buf: &mut Vec<u8>, slen: usize) -> Result<&mut [u8], Error> {
+    let bound = sys::lz4_compress_bound(slen).ok_or(Error::NoMemory)?;
+    grow_buffer(buf, bound)
+}
+
+/// The error of a block that did not fit a destination of `capacity` bytes: `ENOSPC` with
+/// the block's exact size, learnt by compressing `src` again into the workspace buffer
+/// `buf`, with room for any block (the same bytes: liblz4 writes the same block whatever
+/// room it has). Only on this error path, as zstd finishes its frame in scratch memory.
+#[cold]
+#[inline(never)]
+fn no_space(
+    state: &mut [u64],
+    buf: &mut Vec<u8>,
+    src: &[u8],
+    capacity: usize,
+    acceleration: i32,
+) -> Error {
+    let needed = match bound_buffer(buf, src.len()) {
+        Ok(out) => compress_block(state, src, out, acceleration).ok(),
+        Err(e) => return e,
+    };
+    match needed {
+        Some(n) => Error::NoSpace {
+            needed: Some(n as u64),
+            capacity,
+        },
+        None => too_large(src.len()),
+    }
+}
+
+/// liblz4 fails into the bound's room only for a source over `LZ4_MAX_INPUT_SIZE`, which
+/// the request limit keeps out (never seen: a guard).
+#[cold]
+fn too_large(slen: usize) -> Error {
+    Error::InvalidParameter {
+        reason: format!("lz4 source of {slen} bytes over LZ4_MAX_INPUT_SIZE"),
     }
 }
 

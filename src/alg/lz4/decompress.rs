@@ -33,7 +33,7 @@ impl Lz4 {
         let cap = dst.len().min(self.params.request_max);
         match decode(src, &mut dst[..cap]) {
             Ok(n) => Ok(n),
-            Err(Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
+            Err(Stop::Corrupt(detail)) => Err(block::corrupt(src, detail)),
             Err(Stop::Full) => Err(self.no_room(src, dst.len())),
         }
     }
@@ -58,7 +58,7 @@ impl Lz4 {
             walk.done_dst(n);
             return Ok(());
         }
-        let n = block::measure(src).map_err(|detail| Error::Corrupt { detail })?;
+        let n = block::measure(src).map_err(|detail| block::corrupt(src, detail))?;
         let n = self.check_output(n, dlen)?;
         let out = grow_buffer(&mut ws.dst, n)?;
         let written = block::decode(src, out).map_err(|_| MEASURE_DISAGREES)?;
@@ -116,7 +116,7 @@ impl Lz4 {
                 .check_output(n, capacity)
                 .err()
                 .unwrap_or(MEASURE_DISAGREES),
-            Err(detail) => Error::Corrupt { detail },
+            Err(detail) => block::corrupt(src, detail),
         }
     }
 }

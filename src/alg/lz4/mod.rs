@@ -20,37 +20,38 @@
 //!
 //! # The largest request
 //!
-//! [`Lz4Params::request_max`], 128 KiB by default (the kernel's `SCOMP_SCRATCH_SIZE`): a
-//! source to compress, or a block's decompressed content, of at most that many bytes, and a
-//! source to decompress of at most `LZ4_compressBound` of it. A larger request is `EINVAL`
-//! on every path and cut (the kernel's scomp refuses a source over its scratch size with
-//! `EINVAL` too), so the outcome never depends on the cut. The workspace buffers grow on the
-//! first linearised request that needs them, to that request's size at most.
+//! [`Lz4Params::request_max`], 64 MiB by default (the kernel's scomp layer stops at
+//! `SCOMP_SCRATCH_SIZE`, 128 KiB): a source to compress, or a block's decompressed content,
+//! of at most that many bytes, and a source to decompress of at most `LZ4_compressBound` of
+//! it. A larger request is `EINVAL` on every path and cut (the kernel's scomp refuses a
+//! source over its scratch size with `EINVAL` too), so the outcome never depends on the
+//! cut. The workspace buffers grow on the first linearised request that needs them, to
+//! that request's size at most, and stay.
 //!
 //! # The contract, for blocks
 //!
 //! acomp decodes blocks itself (`block.rs`), checking every rule of the format while it
 //! decodes: `EBADMSG` for a malformed block at every destination size (offset 0, an offset
 //! before the start of the output, a length or literals past the end of the block, a block
-//! that ends inside a sequence or with a match, and the end-of-block rules: the last 5 bytes
-//! literals, the last match at least 12 bytes before the end), where the reference decoder
-//! takes some of them depending on the destination's size. `ENOSPC` only where the block is
+//! that ends inside a sequence or with a match, a last token with a match nibble, and the
+//! end-of-block rules: the last 5 bytes literals, the last match at least 12 bytes before
+//! the end), where the reference decoder takes some of them depending on the destination's
+//! size (the table in [`crate::lz4`]). `ENOSPC` only where the block is
 //! valid, with the exact size needed: a destination that fills up sends the decoder to a
 //! scan of the rest of the block (`block::measure`), which writes nothing. The format has
 //! no checksum: a change inside literals, or to an offset or a length that keeps the block
 //! well-formed, decodes to other bytes, "successfully".
 
-mod block;
+pub(crate) mod block;
 mod compress;
 mod copy;
 mod decompress;
 mod fast;
-mod params;
+pub(crate) mod params;
 
-pub use self::params::{
-    ACCELERATION_MAX, DEFAULT_ACCELERATION, DEFAULT_REQUEST_MAX, Lz4Params, REQUEST_MAX_LIMIT,
-};
-use super::{Algorithm, Path, grow_buffer};
+use self::params::Lz4Params;
+use super::{Algorithm, grow_buffer};
+use crate::Path;
 use crate::{Error, Walk, sys};
 
 /// The lz4 algorithm with fixed parameters.
@@ -77,14 +78,18 @@ impl Lz4 {
     }
 
     /// The parameters.
+    #[cfg_attr(not(feature = "unstable-algorithm"), allow(dead_code))] // for algorithm writers
     pub fn params(&self) -> &Lz4Params {
         &self.params
     }
 
     /// The largest block compressing `slen` bytes can give, in bytes (`LZ4_compressBound`):
     /// a destination this large never fails with `ENOSPC`. `usize::MAX` for a source over
-    /// liblz4's `LZ4_MAX_INPUT_SIZE` (such a request is over the request limit: `EINVAL`).
+    /// the request limit, which no destination takes (`EINVAL`).
     pub fn compress_bound(&self, slen: usize) -> usize {
+        if slen > self.params.request_max {
+            return usize::MAX;
+        }
         sys::lz4_compress_bound(slen).unwrap_or(usize::MAX)
     }
 }
@@ -107,55 +112,6 @@ impl std::fmt::Debug for Lz4Workspace {
             .field("dst", &self.dst.len())
             .finish()
     }
-}
-
-/// acomp's LZ4 block decoder called directly, without a transform (no workspace, no lock,
-/// no request limit, one slice each side): decodes the raw block `src` into the front of
-/// `dst` and returns the bytes written, with the same checks and errors as an lz4
-/// [`Acomp`](crate::Acomp) and nothing written past the output.
-///
-/// ```
-/// // 5 literals "abcde", then a 9-byte match at offset 5, then 5 literals "vwxyz".
-/// let block = [0x55, b'a', b'b', b'c', b'd', b'e', 5, 0, 0x50, b'v', b'w', b'x', b'y', b'z'];
-/// let mut out = [0u8; 32];
-/// let n = acomp::alg::lz4::decompress_block(&block, &mut out)?;
-/// assert_eq!(&out[..n], b"abcdeabcdeabcdvwxyz");
-/// # Ok::<(), acomp::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// [`Error::NoSpace`] with the exact size needed where the block is valid but `dst` too
-/// small; [`Error::Corrupt`] where the block breaks the format (at every size of `dst`);
-/// [`Error::EmptySource`] for an empty `src`.
-pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-    if src.is_empty() {
-        return Err(Error::EmptySource);
-    }
-    match block::decode_inline(src, dst) {
-        Ok(n) => Ok(n),
-        Err(block::Stop::Corrupt(detail)) => Err(Error::Corrupt { detail }),
-        Err(block::Stop::Full) => Err(match block::measure(src) {
-            Ok(n) => Error::NoSpace {
-                needed: Some(n),
-                capacity: dst.len(),
-            },
-            Err(detail) => Error::Corrupt { detail },
-        }),
-    }
-}
-
-/// The exact size the raw block `src` decodes to, in bytes, found by a scan of its sequence
-/// headers that checks every rule [`decompress_block`] checks and writes nothing.
-///
-/// # Errors
-///
-/// [`Error::Corrupt`] where the block breaks the format; [`Error::EmptySource`].
-pub fn block_content_size(src: &[u8]) -> Result<u64, Error> {
-    if src.is_empty() {
-        return Err(Error::EmptySource);
-    }
-    block::measure(src).map_err(|detail| Error::Corrupt { detail })
 }
 
 /// Compile-time proof that the lz4 types can be shared across threads.

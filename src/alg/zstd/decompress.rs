@@ -8,7 +8,8 @@ use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::{
-    self, BLOCK_HEADER, BlockHeader, CHECKSUM, FRAME_HEADER_MAX, FrameHeader, SKIPPABLE_HEADER,
+    self, BLOCK_HEADER, BlockHeader, BlockType, CHECKSUM, FRAME_HEADER_MAX, FrameHeader,
+    SKIPPABLE_HEADER,
 };
 use super::{Digested, Zstd, ZstdParams, zstd_error};
 use crate::segment::SegmentCursor;
@@ -90,6 +91,12 @@ impl Zstd {
     /// zstd's single-pass shortcut never runs), then each block with its header checked
     /// against the block maximum, then the checksum. At each frame's end it checks the
     /// content size the header declared. Input that ends inside a frame is corrupt.
+    ///
+    /// Several faults: `EBADMSG` wins over `EINVAL`, as `ENOSPC` waits for the whole source
+    /// ([`decompress_stream`](Zstd::decompress_stream)). A frame whose window is over the
+    /// limit is not decoded (that is what the limit is for), but its structure is read to
+    /// its end ([`FrameCursor::skip`]) and the frames after it are decoded; its
+    /// `WindowTooLarge` is returned only where nothing else is wrong.
     fn stream_frames<'x>(
         &self,
         dctx: &mut DCtx<'x>,
@@ -110,12 +117,24 @@ impl Zstd {
         dctx.reset(ResetDirective::SessionOnly)
             .map_err(|c| zerr(c, walk))?;
         let mut frame: Option<FrameCursor> = None;
+        // A window over the limit, returned once the rest of the source shows no fault.
+        let mut over_limit: Option<Error> = None;
+        let mut after_frame = false;
         loop {
             let f = match &mut frame {
                 Some(f) => f,
-                None if walk.src_remaining() == 0 => return Ok(()),
+                None if walk.src_remaining() == 0 => return over_limit.map_or(Ok(()), Err),
                 None => {
-                    let f = self.open_frame(walk)?;
+                    let mut f = self.open_frame(walk, dicts, after_frame)?;
+                    after_frame = true;
+                    if let Some(e) = f.over_limit.take() {
+                        f.skip(walk)?;
+                        let e = over_limit.get_or_insert(e);
+                        if sink.first_frame_only() {
+                            return Err(e.clone());
+                        }
+                        continue;
+                    }
                     if let Some(dicts) = dicts.filter(|_| !f.skippable) {
                         select(dctx, dicts, f.dict_id)?;
                     }
@@ -123,7 +142,7 @@ impl Zstd {
                 }
             };
             if sink.stop(f) {
-                return Ok(());
+                return over_limit.map_or(Ok(()), Err);
             }
             // While zstd may hold output, it gets no input: what it holds comes out first,
             // so that a range read whose segments fill from it never reads further (nor
@@ -157,7 +176,7 @@ impl Zstd {
                 let f = frame.take().expect("in a frame");
                 f.finish()?;
                 if !f.skippable && sink.first_frame_only() {
-                    return Ok(());
+                    return over_limit.map_or(Ok(()), Err);
                 }
             } else if used == 0 && wrote == 0 {
                 if flush {
@@ -176,11 +195,37 @@ impl Zstd {
 
     /// Reads and checks the header of the frame that starts at the walk's position (without
     /// consuming it). The same bytes give the same answer however they are cut.
-    fn open_frame(&self, walk: &Walk<'_, '_>) -> Result<FrameCursor, Error> {
+    ///
+    /// The header's own faults (`EBADMSG`: a reserved bit, a dictionary the transform
+    /// lacks) come before its window: a window over the limit is not an error here but
+    /// `FrameCursor::over_limit`, for the caller to weigh against the rest of the source.
+    /// `after_frame` says whether a frame came before, for the error of bytes that are none.
+    fn open_frame(
+        &self,
+        walk: &Walk<'_, '_>,
+        dicts: Option<&Digested>,
+        after_frame: bool,
+    ) -> Result<FrameCursor, Error> {
         let mut buf = [0u8; FRAME_HEADER_MAX];
         let n = walk.peek_src(&mut buf);
         let limit = self.params.window_limit();
-        match FrameHeader::read(&buf[..n]) {
+        let mut header = FrameHeader::read(&buf[..n]);
+        let mut window_over_31 = None;
+        if let FrameHeader::Invalid(code) = header {
+            // zstd refuses a window log over 31 before it reads the rest of the header:
+            // over any limit. The rest is read with the window descriptor at log 10.
+            if zstd_safe::is_error_kind(
+                code,
+                ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge,
+            ) && buf[4] & 0x20 == 0
+            {
+                window_over_31 = Some(frame::descriptor_window(buf[5]));
+                let mut rest = buf;
+                rest[5] = 0;
+                header = FrameHeader::read(&rest[..n]);
+            }
+        }
+        match header {
             FrameHeader::Frame {
                 header_size,
                 window,
@@ -188,9 +233,11 @@ impl Zstd {
                 checksum,
                 dict_id,
             } => {
-                if window > limit {
-                    return Err(Error::WindowTooLarge { window, limit });
+                let known = dicts.map_or(dict_id == 0, |d| d.ddict(dict_id).is_ok());
+                if !known {
+                    return Err(UNKNOWN_DICTIONARY);
                 }
+                let window = window_over_31.unwrap_or(window);
                 Ok(FrameCursor {
                     skippable: false,
                     dict_id,
@@ -201,6 +248,9 @@ impl Zstd {
                     epilogue: false,
                     pending: false,
                     produced: 0,
+                    over_limit: (window > limit).then_some(Error::WindowTooLarge { window, limit }),
+                    least: 0,
+                    most: 0,
                 })
             }
             FrameHeader::Skippable { size } => Ok(FrameCursor {
@@ -213,21 +263,14 @@ impl Zstd {
                 epilogue: true,
                 pending: false,
                 produced: 0,
+                over_limit: None,
+                least: 0,
+                most: 0,
             }),
             FrameHeader::Incomplete => Err(Error::Truncated),
-            // zstd refuses a window log over 31 before any limit: over the limit all the same.
-            FrameHeader::Invalid(code)
-                if zstd_safe::is_error_kind(
-                    code,
-                    ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge,
-                ) && buf[4] & 0x20 == 0 =>
-            {
-                Err(Error::WindowTooLarge {
-                    window: frame::descriptor_window(buf[5]),
-                    limit,
-                })
+            FrameHeader::Invalid(code) => {
+                Err(frame::header_error(code, after_frame, walk.src_remaining()))
             }
-            FrameHeader::Invalid(code) => Err(zstd_error(code, walk.dlen())),
         }
     }
 }
@@ -294,18 +337,38 @@ struct FrameCursor {
     pending: bool,
     /// Content bytes the frame has given so far.
     produced: u64,
+    /// `WindowTooLarge` for a frame whose window is over the limit: not decoded, only
+    /// [`skip`](FrameCursor::skip)ped.
+    over_limit: Option<Error>,
+    /// The least and the most content the block headers read so far allow, in bytes.
+    least: u64,
+    most: u64,
 }
 
 impl FrameCursor {
     /// Reads the next block header across fragments and lets zstd have that block (with
     /// the checksum after the last block).
-    fn next_block(&mut self, walk: &Walk<'_, '_>) -> Result<(), Error> {
+    fn next_block(&mut self, walk: &Walk<'_, '_>) -> Result<BlockHeader, Error> {
         let mut h = [0u8; BLOCK_HEADER];
         if walk.peek_src(&mut h) < BLOCK_HEADER {
             return Err(Error::Truncated);
         }
         let block = BlockHeader::parse(h).ok_or(RESERVED_BLOCK_TYPE)?;
         block.check(self.block_max)?;
+        // What the blocks so far can give: raw and RLE blocks exactly, a compressed one 0
+        // to the block maximum. Where the declared size is outside, say so before zstd
+        // sees the block.
+        let known = match block.kind {
+            BlockType::Compressed => None,
+            BlockType::Raw | BlockType::Rle => Some(u64::from(block.size)),
+        };
+        self.least += known.unwrap_or(0);
+        self.most += known.unwrap_or(self.block_max);
+        if let Some(size) = self.content_size {
+            if self.least > size || (block.last && self.most < size) {
+                return Err(CONTENT_SIZE_MISMATCH);
+            }
+        }
         self.feed_left = BLOCK_HEADER + block.content_len();
         if block.last {
             self.epilogue = true;
@@ -313,7 +376,23 @@ impl FrameCursor {
                 self.feed_left += CHECKSUM;
             }
         }
-        Ok(())
+        Ok(block)
+    }
+
+    /// Reads a frame that is not decoded (its window over the limit) to its end, with
+    /// every check that needs no decoding, in the order decoding meets them: each block
+    /// header ([`next_block`](FrameCursor::next_block): type, block maximum, the declared
+    /// content size against what the blocks can give), then the block's bytes and, after
+    /// the last, the checksum (else `Truncated`). Consumes the frame.
+    fn skip(&mut self, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
+        loop {
+            consume(walk, self.feed_left)?;
+            self.feed_left = 0;
+            if self.epilogue {
+                return Ok(());
+            }
+            self.next_block(walk)?;
+        }
     }
 
     /// Checks a frame zstd has finished: all of it read, and as much content as declared.
@@ -326,6 +405,19 @@ impl FrameCursor {
             _ => Ok(()),
         }
     }
+}
+
+/// Consumes `n` bytes of the walk's source; `Truncated` where it has fewer.
+fn consume(walk: &mut Walk<'_, '_>, mut n: usize) -> Result<(), Error> {
+    while n > 0 {
+        let take = walk.next_src().len().min(n);
+        if take == 0 {
+            return Err(Error::Truncated);
+        }
+        walk.done_src(take);
+        n -= take;
+    }
+    Ok(())
 }
 
 /// Where the stream loop's output goes.

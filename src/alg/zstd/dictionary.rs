@@ -60,9 +60,18 @@ impl Dictionary {
     ///
     /// # Errors
     ///
-    /// [`Error::Dictionary`] (`EINVAL`) where the bytes start with the magic number but zstd
-    /// refuses the rest (corrupt or truncated entropy tables).
+    /// [`Error::Dictionary`] (`EINVAL`) for no bytes at all (zstd would take them as no
+    /// dictionary, silently: a transform without one is [`ZstdParams::default`]), and
+    /// where the bytes start with the magic number but zstd refuses the rest (corrupt or
+    /// truncated entropy tables).
+    ///
+    /// [`ZstdParams::default`]: crate::ZstdParams::default
     pub fn from_bytes(bytes: &[u8]) -> Result<Dictionary, Error> {
+        if bytes.is_empty() {
+            return Err(Error::Dictionary {
+                reason: "0 bytes: an empty dictionary is no dictionary".to_owned(),
+            });
+        }
         if DDict::try_create(bytes).is_none() {
             return Err(Error::Dictionary {
                 reason: format!(

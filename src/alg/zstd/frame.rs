@@ -6,8 +6,8 @@
 //! module above); acomp checks them here, the same way on every path and every cut.
 
 use zstd_safe::zstd_sys::{
-    ZSTD_BLOCKSIZE_MAX, ZSTD_CONTENTSIZE_UNKNOWN, ZSTD_FRAMEHEADERSIZE_MAX, ZSTD_FrameType_e,
-    ZSTD_MAGICNUMBER, ZSTD_SKIPPABLEHEADERSIZE,
+    ZSTD_BLOCKSIZE_MAX, ZSTD_CONTENTSIZE_UNKNOWN, ZSTD_ErrorCode, ZSTD_FRAMEHEADERSIZE_MAX,
+    ZSTD_FrameType_e, ZSTD_MAGICNUMBER, ZSTD_SKIPPABLEHEADERSIZE,
 };
 
 use super::params::WINDOW_LOG_RANGE;
@@ -296,10 +296,34 @@ pub(super) fn descriptor_window(wd: u8) -> u64 {
     base + (base >> 3) * u64::from(wd & 7)
 }
 
+/// The error of a frame header zstd refuses (`code`, from `ZSTD_getFrameHeader`), in
+/// acomp's words where the bytes are no frame at all: `remaining` bytes of source that do
+/// not start with a magic number are [`Error::TrailingBytes`] after a frame
+/// (`after_frame`), else [`NOT_A_FRAME`]. Any other refusal keeps zstd's name.
+pub(super) fn header_error(code: usize, after_frame: bool, remaining: usize) -> Error {
+    if !zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_prefix_unknown) {
+        return zstd_error(code, 0);
+    }
+    if after_frame {
+        Error::TrailingBytes {
+            bytes: remaining as u64,
+        }
+    } else {
+        NOT_A_FRAME
+    }
+}
+
+/// A source that does not start with a zstd frame's magic number (`28 b5 2f fd`) nor a
+/// skippable frame's: zstd's "Unknown frame descriptor".
+pub(super) const NOT_A_FRAME: Error = Error::Corrupt {
+    detail: "not a zstd frame: no magic number (28 b5 2f fd) at the start",
+};
+
 /// The content size the first frame's header declares, read across fragments; skippable
 /// frames before it are skipped. `None` where the header does not say, or no frame follows
 /// the skippable ones.
 pub(super) fn content_size(walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+    let mut after_frame = false;
     loop {
         if walk.src_remaining() == 0 {
             return Ok(None);
@@ -318,9 +342,12 @@ pub(super) fn content_size(walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error
                     walk.done_src(take);
                     left -= take;
                 }
+                after_frame = true;
             }
             FrameHeader::Incomplete => return Err(Error::Truncated),
-            FrameHeader::Invalid(code) => return Err(zstd_error(code, 0)),
+            FrameHeader::Invalid(code) => {
+                return Err(header_error(code, after_frame, walk.src_remaining()));
+            }
         }
     }
 }

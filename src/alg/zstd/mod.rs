@@ -21,6 +21,9 @@
 //! | a block larger than `Block_Maximum_Size = min(window, 128 KiB)`: the one-shot decoder takes a raw or RLE one; the streaming decoder refuses it in small pieces and takes it whole | `EBADMSG` everywhere: acomp reads every block header before zstd sees the block, and the one-shot scan refuses such a frame so that it streams | `BlockHeader::check` (in `FrameCursor::next_block`, `frame::single_frame`) |
 //! | a frame whose blocks give other than its declared content size: the one-shot decoder refuses it; the streaming decoder, fed in pieces, skips the check after an empty last block | `EBADMSG` everywhere: acomp counts each frame's output and checks it against the header, also mid-frame | `Zstd::stream_frames`, `FrameCursor::finish` |
 //! | a compressed block shorter than its two section headers (2 bytes, `MIN_CBLOCK_SIZE`): the one-shot decoder refuses it; the streaming decoder, fed block by block, skips a block of size 0 whatever its type | `EBADMSG` everywhere: acomp checks each block header before zstd sees the block | `BlockHeader::check` |
+//! | a frame with several faults: the streaming decoder reports the first it checks (the dictionary ID before the window: "Dictionary mismatch" where acomp said `WindowTooLarge`), the one-shot decoder others | one rule on every path: `EBADMSG` before `EINVAL` before `ENOSPC`, the first in reading order within a kind; a frame over the window limit is read to its end without decoding (header, block headers, length, content size) before `EINVAL` | `Zstd::stream_frames`, `FrameCursor::skip` |
+//! | a frame naming a dictionary ID the DCtx lacks: "Dictionary mismatch" | acomp checks the ID itself on every transform, with or without dictionaries: "frame names a dictionary this transform lacks" | `Zstd::open_frame` |
+//! | bytes after the last frame that are no frame: "Unknown frame descriptor" | [`Error::TrailingBytes`] with their count; a source that starts with no frame: "not a zstd frame: no magic number" | `frame::header_error` |
 //! | truncated input: an error one-shot, a "need more input" hint streaming | input that ends inside a frame (by acomp's own reading of its blocks) is `EBADMSG` | `Zstd::stream_frames` |
 //! | a destination too small: `dstSize_tooSmall` even when the rest of the source is corrupt | the stream path decodes the rest into a 4 KiB scratch buffer: `ENOSPC` with the exact size needed only if it is valid | `Zstd::decompress_stream` |
 //! | the streaming decoder reports `dstSize_tooSmall` for some corrupt frames, depending on how the input is chunked | on the stream path that code is corrupt input: zstd's own buffer fits any valid frame | `Zstd::stream_frames` |
@@ -28,11 +31,11 @@
 
 mod compress;
 mod decompress;
-mod dictionary;
+pub(crate) mod dictionary;
 mod frame;
 mod one_sequence;
 mod one_shot;
-mod params;
+pub(crate) mod params;
 
 use std::io::IoSlice;
 use std::sync::Arc;
@@ -40,10 +43,11 @@ use std::sync::Arc;
 use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
 use zstd_safe::{CCtx, DCtx, ResetDirective};
 
-pub use self::dictionary::Dictionary;
 pub(crate) use self::dictionary::Digested;
-pub use self::params::{DEFAULT_LEVEL, DEFAULT_WINDOW_LOG_MAX, ZstdParams};
-use super::{Algorithm, Path, grow_buffer, walk_slices};
+use self::params::ZstdParams;
+use super::{Algorithm, grow_buffer, walk_slices};
+use crate::Dictionary;
+use crate::Path;
 use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
@@ -73,6 +77,7 @@ impl Zstd {
     }
 
     /// The parameters.
+    #[cfg_attr(not(feature = "unstable-algorithm"), allow(dead_code))] // for algorithm writers
     pub fn params(&self) -> &ZstdParams {
         &self.params
     }

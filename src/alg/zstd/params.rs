@@ -7,17 +7,32 @@ use zstd_safe::zstd_sys::{
 use super::Dictionary;
 use crate::Error;
 
-/// The kernel's `ZSTD_DEF_LEVEL`.
+/// The default level ([`ZstdParams::level`]): 3, the kernel's `ZSTD_DEF_LEVEL` and
+/// zstd's own default.
 pub const DEFAULT_LEVEL: i32 = 3;
 
-/// The default largest window a frame may ask for, as a log: 2^23 = 8 MiB, enough for every
-/// frame the reference CLI writes without `--ultra` or `--long`.
+/// The fastest level ([`ZstdParams::level`]): -131072, libzstd's `ZSTD_minCLevel()`
+/// (`-ZSTD_TARGETLENGTH_MAX`). Negative levels trade ratio for speed.
+pub const MIN_LEVEL: i32 = -(1 << 17);
+
+/// The strongest level ([`ZstdParams::level`]): 22, libzstd's `ZSTD_maxCLevel()`.
+pub const MAX_LEVEL: i32 = 22;
+
+/// The default largest window a frame may ask for ([`ZstdParams::window_log_max`]), as a
+/// log: 2^23 = 8 MiB, enough for every frame the reference CLI writes without `--ultra` or
+/// `--long`.
 pub const DEFAULT_WINDOW_LOG_MAX: u32 = 23;
 
-/// Smallest and largest window logs zstd's format allows (`ZSTD_WINDOWLOG_ABSOLUTEMIN`,
-/// `ZSTD_WINDOWLOG_MAX_64`).
+/// The smallest [`ZstdParams::window_log_max`]: 10 (1 KiB, `ZSTD_WINDOWLOG_ABSOLUTEMIN`).
+pub const WINDOW_LOG_MAX_MIN: u32 = ZSTD_WINDOWLOG_MIN;
+
+/// The largest [`ZstdParams::window_log_max`]: 31 (2 GiB, `ZSTD_WINDOWLOG_MAX_64`), the
+/// largest window zstd's format allows on 64-bit targets.
+pub const WINDOW_LOG_MAX_MAX: u32 = ZSTD_WINDOWLOG_MAX_64;
+
+/// Smallest and largest window logs zstd's format allows.
 pub(super) const WINDOW_LOG_RANGE: std::ops::RangeInclusive<u32> =
-    ZSTD_WINDOWLOG_MIN..=ZSTD_WINDOWLOG_MAX_64;
+    WINDOW_LOG_MAX_MIN..=WINDOW_LOG_MAX_MAX;
 
 /// Smallest and largest block limits `ZSTD_c_maxBlockSize` takes, in bytes
 /// (`ZSTD_BLOCKSIZE_MAX_MIN`, 1 KiB; `ZSTD_BLOCKSIZE_MAX`, 128 KiB).
@@ -63,8 +78,14 @@ impl Default for ZstdParams {
 }
 
 impl ZstdParams {
-    /// Compression level (`ZSTD_c_compressionLevel`): from `zstd_safe::min_c_level()`
-    /// (negative: faster) to `zstd_safe::max_c_level()` (22); 0 means zstd's default, 3.
+    /// Compression level (`ZSTD_c_compressionLevel`): from [`zstd::MIN_LEVEL`] (-131072;
+    /// negative: faster) to [`zstd::MAX_LEVEL`] (22); 0 means zstd's default, 3
+    /// ([`zstd::DEFAULT_LEVEL`], the default here too). A level outside the range makes
+    /// [`Acomp::with_zstd`](crate::Acomp::with_zstd) fail with [`Error::InvalidParameter`].
+    ///
+    /// [`zstd::MIN_LEVEL`]: crate::zstd::MIN_LEVEL
+    /// [`zstd::MAX_LEVEL`]: crate::zstd::MAX_LEVEL
+    /// [`zstd::DEFAULT_LEVEL`]: crate::zstd::DEFAULT_LEVEL
     #[must_use]
     pub fn level(mut self, level: i32) -> Self {
         self.level = level;
@@ -90,12 +111,17 @@ impl ZstdParams {
     }
 
     /// The largest window a frame may ask for when decompressing, as a log of bytes
-    /// (`ZSTD_d_windowLogMax`): 10 to 31. A frame asking for more fails with
+    /// (`ZSTD_d_windowLogMax`): 10 to 31 ([`zstd::WINDOW_LOG_MAX_MIN`],
+    /// [`zstd::WINDOW_LOG_MAX_MAX`]; default [`zstd::DEFAULT_WINDOW_LOG_MAX`], 23). A frame asking for more fails with
     /// [`Error::WindowTooLarge`] on every path. The limit bounds the memory a frame can make
     /// a workspace take on the stream path (about the window plus two blocks: a limit of 31
     /// lets a frame of a few bytes make it reserve 2 GiB). Compression keeps to it too
     /// (`ZSTD_c_windowLog`, where the level would use a larger window), so a transform
     /// reads back every frame it writes.
+    ///
+    /// [`zstd::WINDOW_LOG_MAX_MIN`]: crate::zstd::WINDOW_LOG_MAX_MIN
+    /// [`zstd::WINDOW_LOG_MAX_MAX`]: crate::zstd::WINDOW_LOG_MAX_MAX
+    /// [`zstd::DEFAULT_WINDOW_LOG_MAX`]: crate::zstd::DEFAULT_WINDOW_LOG_MAX
     #[must_use]
     pub fn window_log_max(mut self, log: u32) -> Self {
         self.window_log_max = log;
@@ -141,7 +167,7 @@ impl ZstdParams {
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
-        let levels = zstd_safe::min_c_level()..=zstd_safe::max_c_level();
+        let levels = MIN_LEVEL..=MAX_LEVEL;
         if !levels.contains(&self.level) {
             return Err(Error::InvalidParameter {
                 reason: format!("zstd level {} outside {levels:?}", self.level),
@@ -165,5 +191,16 @@ impl ZstdParams {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_range_is_libzstds() {
+        assert_eq!(MIN_LEVEL, zstd_safe::min_c_level());
+        assert_eq!(MAX_LEVEL, zstd_safe::max_c_level());
     }
 }
