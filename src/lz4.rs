@@ -17,7 +17,7 @@
 //! | --- | --- | --- |
 //! | a match offset of 0 | takes it (writes zeros) | `EBADMSG` |
 //! | the end-of-block rules broken (fewer than 5 literals after the last match, or the last match less than 12 bytes before the end) | checks them against the end of the destination: takes the block once the destination is larger than the output | `EBADMSG` at every destination size |
-//! | a last token with a non-zero match nibble and no offset after it (`0f`, each one-byte block `01`..`0f`, `1f 61`) | refuses it at capacity 0 (where it takes only `00`), takes the nibble as 0 at every capacity from 1 | `EBADMSG` at every capacity ("lz4 block ends inside a match offset"), as a block ending after one byte of an offset |
+//! | a last token with a non-zero match nibble (`0f`, each one-byte block `01`..`0f`; `1f 61`, `5f hello`) | ignores the nibble, but refuses a block of one such token (no literals) at capacity 0, where it takes only `00` | ignores the nibble at every capacity: `0f` is `Ok(0)` into 0 bytes too. The one place acomp is the more lenient: no real writer makes such a block, liblz4 takes it at every other capacity, and the outcome stays the same at every size |
 //! | a destination too small for a valid block | an error, no size | `ENOSPC` with the exact size `needed` |
 
 use crate::Error;

@@ -6,15 +6,14 @@
 //! minus 4 in its low one; 15 means more length bytes follow, each added, until one is not
 //! 255), the literals, a 2-byte little-endian match offset, more match length bytes. The last
 //! sequence is literals only: the block ends right after them, and its token's match nibble
-//! is 0 (one that is not announces a match whose offset is missing). Where the block has a match,
-//! the format's end-of-block rules hold: the last 5 bytes of output are literals
+//! is not read (liblz4's decoder ignores it too). Where the block has a match, the format's end-of-block rules hold: the last 5 bytes of output are literals
 //! (`LASTLITERALS`) and the last match starts at least 12 bytes before the end (`MFLIMIT`).
 //!
 //! The reference decoder (`LZ4_decompress_safe`) is lenient where acomp is not, so that no
 //! destination size changes the outcome: it takes offset 0 (writing zeros), it checks the
 //! end-of-block rules against the end of the destination rather than of the output, and it
-//! ignores a last token's match nibble (but at a destination of 0 bytes). The table is in
-//! `src/lz4.rs`.
+//! refuses a one-token block with a match nibble (`0f`) at a destination of 0 bytes only.
+//! The table is in `src/lz4.rs`.
 
 use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
 use super::fast::decode_fast;
@@ -46,10 +45,8 @@ pub(crate) enum Stop {
 pub(super) const TRUNCATED_LENGTH: &str = "lz4 block ends inside a length";
 /// A literal run reaches past the end of the block.
 pub(super) const LITERALS_PAST_END: &str = "lz4 literals run past the end of the block";
-/// The block ends inside or right before a match offset: a token with a match (any token
-/// but the last, and the last one where its match nibble is not 0) is followed by fewer
-/// than 2 bytes. The reference decoder takes a last token's match nibble as 0 (at a
-/// destination of 1 byte or more).
+/// The block ends inside a match offset: a token that is not the last is followed by fewer
+/// than 2 bytes after its literals.
 pub(super) const TRUNCATED_OFFSET: &str = "lz4 block ends inside a match offset";
 /// A match offset of 0 (the reference decoder writes zeros).
 pub(super) const OFFSET_ZERO: &str = "lz4 match offset 0";
@@ -121,13 +118,10 @@ pub(crate) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
                     lit += read_length(&mut input)?;
                 }
                 if lit >= input.len() {
-                    // The last sequence: literals only, to the end of the block. A match
-                    // nibble announces a match, whose offset the block lacks.
+                    // The last sequence: literals only, to the end of the block (its match
+                    // nibble is not read, as liblz4 does not read it).
                     if lit > input.len() {
                         return Err(Stop::Corrupt(LITERALS_PAST_END));
-                    }
-                    if token & 15 != 0 {
-                        return Err(Stop::Corrupt(TRUNCATED_OFFSET));
                     }
                     let d = dst[op..].get_mut(..lit).ok_or(Stop::Full)?;
                     copy_exact(d, input);
@@ -197,9 +191,6 @@ pub(crate) fn measure(src: &[u8]) -> Result<u64, &'static str> {
         ip += lit;
         op += lit;
         if ip == end {
-            if token & 15 != 0 {
-                return Err(TRUNCATED_OFFSET);
-            }
             return end_of_block(op, last_start, last_end).map(|n| n as u64);
         }
         if end - ip < 2 {
