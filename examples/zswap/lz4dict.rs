@@ -84,7 +84,7 @@ pub struct Trial {
 
 /// Compresses every page of `held` that is not same-filled (zswap keeps those as their
 /// value) without and with the last 64 KiB of `dict`, decompresses and checks every block,
-/// [`PASSES`] times each way. An incompressible page counts as a page, as zswap keeps it.
+/// `PASSES` times each way. An incompressible page counts as a page, as zswap keeps it.
 pub fn trial(held: &Input, dict: &[u8]) -> Trial {
     let dict = &dict[dict.len().saturating_sub(LZ4_DICT_MAX)..];
     let dict_len = c_int::try_from(dict.len()).expect("at most 64 KiB");

@@ -9,7 +9,8 @@
 //! items, including the performance hooks such as
 //! [`Algorithm::STATELESS_ONE_SHOT`], may change in any release, minor or patch. Pin an
 //! exact version (`acomp = "=0.1.0"`) when you use it. Everything a user of the two
-//! algorithms needs is at the crate root, stable, without the feature.
+//! algorithms needs is at the crate root and in [`crate::lz4`] and [`crate::zstd`], stable,
+//! without the feature.
 
 pub mod lz4;
 mod repeat;

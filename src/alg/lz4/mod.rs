@@ -33,10 +33,10 @@
 //! acomp decodes blocks itself (`block.rs`), checking every rule of the format while it
 //! decodes: `EBADMSG` for a malformed block at every destination size (offset 0, an offset
 //! before the start of the output, a length or literals past the end of the block, a block
-//! that ends inside a sequence or with a match, a last token with a match nibble, and the
-//! end-of-block rules: the last 5 bytes literals, the last match at least 12 bytes before
-//! the end), where the reference decoder takes some of them depending on the destination's
-//! size (the table in [`crate::lz4`]). `ENOSPC` only where the block is
+//! that ends inside a sequence or with a match, and the end-of-block rules: the last 5
+//! bytes literals, the last match at least 12 bytes before the end), where the reference
+//! decoder takes some of them depending on the destination's size (the table in
+//! [`crate::lz4`]). A last token's match nibble is not read, at any destination size. `ENOSPC` only where the block is
 //! valid, with the exact size needed: a destination that fills up sends the decoder to a
 //! scan of the rest of the block (`block::measure`), which writes nothing. The format has
 //! no checksum: a change inside literals, or to an offset or a length that keeps the block
