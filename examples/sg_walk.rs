@@ -25,7 +25,7 @@
 //! one-shot path and gives the very same frame. It exits with status 1 if any bytes differ.
 //!
 //! ```text
-//! cargo run --example sg_walk
+//! cargo run --example sg_walk --features unstable-algorithm
 //! ```
 
 use std::io::{IoSlice, IoSliceMut};
