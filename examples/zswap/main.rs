@@ -15,10 +15,12 @@
 //! zram on the same pages, and a side-by-side table (`--json`: the same as JSON) closes the
 //! output.
 
+mod cache;
 mod compare;
 mod dict;
 mod input;
 mod lz4dict;
+mod patterns;
 mod pool;
 mod report;
 mod snapshot;
@@ -84,9 +86,23 @@ struct Args {
     #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = units::parse_unit)]
     unit: Vec<usize>,
     /// The largest zstd block in a unit's frame (`ZstdParams::block_size_max`): a single
-    /// page's load decodes the unit's blocks up to the page's end.
-    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = units::parse_block)]
-    unit_block: u32,
+    /// page's load decodes the unit's blocks up to the page's end. A list (`4K,128K`) gives
+    /// a row per block size and unit size.
+    #[arg(long, value_name = "SIZE", default_value = "4K", value_delimiter = ',', value_parser = units::parse_block)]
+    unit_block: Vec<u32>,
+    /// The zstd levels of the `--unit` rows (a list, `-1,1`): a row per level, block size
+    /// and unit size. Default: `--level`. With `--alg lz4`, lz4 unit rows too.
+    #[arg(
+        long,
+        value_name = "LEVELS",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    unit_level: Vec<i32>,
+    /// Draw memory against store speed and memory against load speed (whole folios, and
+    /// single pages), a point per configuration of the side-by-side table, to this SVG.
+    #[arg(long, value_name = "PATH.svg")]
+    plot: Option<PathBuf>,
     /// Train a zstd dictionary on a sample of the first half of the pages, add a row with
     /// it to the side-by-side table, and store the second half (pages not sampled) with
     /// and without it at levels 1, 3 and 8. With `--alg lz4`, also measure what the same
@@ -232,9 +248,19 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.len()
         );
     }
-    let unit_params = params.clone().block_size_max(args.unit_block);
-    let unit_runs = units::run_all(&args.unit, unit_params, &input, args.seed)?;
-    rows.extend(unit_runs.iter().map(|r| r.row(args.level)));
+    let unit_levels = if args.unit_level.is_empty() {
+        vec![args.level]
+    } else {
+        args.unit_level.clone()
+    };
+    let unit_configs = units::configs(
+        &args.unit,
+        &unit_levels,
+        &args.unit_block,
+        args.alg.iter().any(|a| a == "lz4"),
+    );
+    let unit_runs = units::run_all(&unit_configs, &input, args.seed)?;
+    rows.extend(unit_runs.iter().map(units::UnitRun::row));
     let mut held_out_rows = Vec::new();
     let mut lz4_trial = None;
     if args.dict {
@@ -278,6 +304,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
+    patterns::print(&rows);
     units::print(&unit_runs);
     if !held_out_rows.is_empty() {
         compare::print(&held_out_rows);
