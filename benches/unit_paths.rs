@@ -113,7 +113,7 @@ fn main() {
             .iter()
             .map(|u| {
                 let mut f = vec![0u8; zstd_safe::compress_bound(u.len())];
-                let n = cctx.compress2(&mut f[..], *u).expect("compress2");
+                let n = cctx.compress2(&mut f[..], u).expect("compress2");
                 f.truncate(n);
                 f
             })
@@ -186,7 +186,7 @@ fn main() {
         g.bench_function("compress2", |b| {
             b.iter(|| {
                 for u in &units {
-                    black_box(cctx.compress2(&mut dst[..], *u).expect("compress2"));
+                    black_box(cctx.compress2(&mut dst[..], u).expect("compress2"));
                 }
             });
         });

@@ -22,6 +22,9 @@ mod lz4dict;
 #[path = "../examples/zswap/patterns.rs"]
 mod patterns;
 #[allow(dead_code)]
+#[path = "../examples/zswap/plot.rs"]
+mod plot;
+#[allow(dead_code)]
 #[path = "../examples/zswap/pool.rs"]
 mod pool;
 #[allow(dead_code)]
@@ -1018,4 +1021,64 @@ fn lz4_dictionary_trial_counts_liblz4_blocks_and_round_trips() {
         .sum();
     assert_eq!(trial.bytes[0], plain);
     assert!(trial.bytes[1] < plain, "{trial:?}");
+}
+
+#[test]
+fn frontier_and_plot_of_rows() {
+    let input = Input::from_bytes("text".into(), b"a page of text, ".repeat(16 * 256));
+    let base = compare::acomp_row("acomp zstd level 3", &zswap(), &input);
+    let row = |name: &str, kind: &str, memory: u64, store: f64, load: f64| compare::Row {
+        name: name.into(),
+        kind: kind.into(),
+        memory_bytes: memory,
+        store_mib_s: store,
+        load_mib_s: load,
+        load_folio_mib_s: (kind == "acomp").then_some(load),
+        load_single_page_mib_s: (kind == "acomp").then_some(load / 10.0),
+        unit_bytes: (kind == "acomp").then_some(65536),
+        ..base.clone()
+    };
+    let rows = vec![
+        row("zram lzo-rle", "zram", 100 << 20, 400.0, 900.0),
+        row("zram lz4", "zram", 110 << 20, 390.0, 1300.0),
+        // Beats lzo-rle on all three; lz4 stays on the frontier by its load.
+        row(
+            "acomp zstd level -1, 256K units, 128K blocks",
+            "acomp",
+            58 << 20,
+            450.0,
+            1000.0,
+        ),
+        // Beaten by the row above on all three.
+        row(
+            "acomp zstd level 1, 256K units, 128K blocks",
+            "acomp",
+            60 << 20,
+            300.0,
+            600.0,
+        ),
+        // Least memory: on the frontier whatever its speed.
+        row(
+            "acomp zstd level 3, 256K units, 128K blocks",
+            "acomp",
+            50 << 20,
+            100.0,
+            200.0,
+        ),
+    ];
+    assert_eq!(plot::frontier(&rows), [4, 2, 1]);
+    assert_eq!(plot::short(&rows[2].name), "zstd -1 256K/128K");
+    assert_eq!(plot::short("acomp lz4, 64K units"), "lz4 64K");
+    assert!(patterns::dominates(&rows[2], &rows[0], patterns::folio));
+    assert!(!patterns::dominates(
+        &rows[2],
+        &rows[0],
+        patterns::single_page
+    ));
+    let path = std::env::temp_dir().join(format!("zswap-plot-{}.svg", std::process::id()));
+    plot::draw(&rows, "test", &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("zram lzo-rle") && svg.contains("frontier"));
+    assert!(plot::draw(&[], "test", &path).is_err());
 }

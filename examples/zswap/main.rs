@@ -21,6 +21,7 @@ mod dict;
 mod input;
 mod lz4dict;
 mod patterns;
+mod plot;
 mod pool;
 mod report;
 mod snapshot;
@@ -312,6 +313,15 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if let Some(t) = &lz4_trial {
         lz4dict::print(t);
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "{}: {} pages, one thread each way; red: zram, black: acomp",
+            input.path.display(),
+            input.len()
+        );
+        plot::draw(&rows, &title, path)?;
+        println!("plot: {}", path.display());
     }
     if let Some(path) = &args.json {
         let summary = compare::Summary {
