@@ -12,6 +12,8 @@
 //!   the buffer.
 //! - `acomp`: `Acomp::decompress_to_buffer`, as the example's whole-unit load calls it.
 //! - `compress2` and `acomp-compress`: the store side, a unit per call.
+//! - `compress2-minmatch7`, `stream-stable-minmatch7`: the same frames with a minimum match
+//!   of 7 (level -1 uses 6 here), and what they cost in bytes (printed).
 //!
 //! Criterion's time is for a pass over every unit: MiB/s is criterion's throughput.
 //!
@@ -190,6 +192,46 @@ fn main() {
                 }
             });
         });
+        // What a longer minimum match (`ZSTD_c_minMatch`; level -1 uses 6 at these sizes)
+        // would buy: fewer sequences to find, code and decode, for some bytes.
+        {
+            let min_match = 7u32;
+            let mut mm = CCtx::create();
+            mm.set_parameter(CParameter::CompressionLevel(LEVEL))
+                .expect("level");
+            mm.set_parameter(CParameter::MaxBlockSize(BLOCK))
+                .expect("block");
+            mm.set_parameter(CParameter::MinMatch(min_match))
+                .expect("ZSTD_c_minMatch");
+            let mm_frames: Vec<Vec<u8>> = units
+                .iter()
+                .map(|u| {
+                    let mut f = vec![0u8; zstd_safe::compress_bound(u.len())];
+                    let n = mm.compress2(&mut f[..], u).expect("compress2");
+                    f.truncate(n);
+                    f
+                })
+                .collect();
+            let bytes: usize = mm_frames.iter().map(Vec::len).sum();
+            println!(
+                "  minMatch {min_match}: {bytes} bytes of frames ({:.4}x the default's)",
+                bytes as f64 / stored as f64
+            );
+            g.bench_function(format!("compress2-minmatch{min_match}"), |b| {
+                b.iter(|| {
+                    for u in &units {
+                        black_box(mm.compress2(&mut dst[..], u).expect("compress2"));
+                    }
+                });
+            });
+            g.bench_function(format!("stream-stable-minmatch{min_match}"), |b| {
+                b.iter(|| {
+                    for f in &mm_frames {
+                        black_box(stream_blocks(&mut stable, f, &mut out));
+                    }
+                });
+            });
+        }
         g.bench_function("acomp-compress", |b| {
             b.iter(|| {
                 for u in &units {

@@ -57,7 +57,7 @@ struct Args {
     #[arg(long, value_name = "PID")]
     pid: Option<i32>,
     /// Also run the kernel's zram on the same pages, on a new device (needs root), with
-    /// each of lzo-rle, lz4 and zstd it offers.
+    /// each of lzo-rle, lzo, lz4 and zstd it offers.
     #[arg(long)]
     vs_zram: bool,
     /// Write the side-by-side summary as JSON to this file.

@@ -94,7 +94,7 @@ pub fn draw(rows: &[Row], title: &str, path: &std::path::Path) -> Result<(), Str
             .configure_mesh()
             .x_desc("memory (MiB)")
             .y_desc("MiB/s")
-            .light_line_style(WHITE)
+            .max_light_lines(0)
             .draw()
             .map_err(|e| err(&e))?;
         if let Some(b) = base {
@@ -137,7 +137,12 @@ pub fn draw(rows: &[Row], title: &str, path: &std::path::Path) -> Result<(), Str
             .map_err(|e| err(&e))?;
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            // Clear of the points: single-page loads out of units sit low on the right.
+            .position(if p == 2 {
+                SeriesLabelPosition::MiddleLeft
+            } else {
+                SeriesLabelPosition::LowerRight
+            })
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK.mix(0.3))
             .label_font(("sans-serif", 11))
