@@ -82,8 +82,10 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Also store the pages in units of this many bytes of contiguous pages, each unit one
-    /// frame of page-sized blocks (a list: `4K,16K,64K`; 4K units are always measured
-    /// beside larger ones): rows in the side-by-side table, and a table of units.
+    /// frame (a list: `4K,16K,64K`; 4K units are always measured beside larger ones): a row
+    /// per size, zstd level (`--unit-level`) and block size (`--unit-block`), and an lz4 row
+    /// per size with `--alg lz4`, each loaded whole, page by page through a per-thread cache
+    /// and page by page at random; a patterns table, and a table of units.
     #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = units::parse_unit)]
     unit: Vec<usize>,
     /// The largest zstd block in a unit's frame (`ZstdParams::block_size_max`): a single

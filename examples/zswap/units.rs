@@ -3,17 +3,22 @@
 //! objects.
 //!
 //! - Store: a unit whose pages are all same-filled is kept as their fill values (no memory).
-//!   Any other is compressed as one frame of page-sized blocks
-//!   (`ZstdParams::block_size_max(4096)`), its same-filled pages included (zstd writes each
-//!   as a block of a few bytes). Where the frame is not smaller than the unit, each page is
+//!   Any other is compressed as one frame (zstd, blocks of at most `--unit-block` bytes,
+//!   `ZstdParams::block_size_max`) or one raw block (lz4), its same-filled pages included
+//!   (zstd writes each as a block of a few bytes). Where the frame is not smaller than the unit, each page is
 //!   kept on its own instead, as today's zswap keeps it: its fill value, or the page as it
 //!   is in a page-sized object. A frame larger than a page is kept in page-sized pool
 //!   objects (the pool's largest class, a backing page each) and a tail in the class that
 //!   fits: zsmalloc's classes end at a page.
 //! - Load of one page (a page fault): a range read of one segment at the page's offset,
-//!   which decodes the unit's blocks up to that page and stops. A unit of one page is
-//!   decompressed whole, as today's zswap does.
-//! - Load of a unit (a folio swap-in): one decompression of the frame into the unit.
+//!   which decodes the unit's blocks up to that page and stops (lz4, without range reads:
+//!   the unit decoded into a scratch buffer, the page copied out). A unit of one page is
+//!   decompressed whole, as today's zswap does. Through a loading thread's
+//!   [`UnitCache`] (fault-around), the unit is decoded whole once and its pages copied out.
+//! - Load of a unit (a folio swap-in): one decompression of the frame into the unit, straight
+//!   out of the pool where the frame is one object, else gathered into one buffer first.
+//! - A page written after its unit was stored ([`Units::store_page`]) is kept on its own, as
+//!   zswap stores a split folio's page: the frame no longer serves it.
 //! - Invalidate of a page: a page kept on its own is freed at once; a frame stays until every
 //!   page of its unit is invalidated, as zswap keeps a large folio's entry. Those pages,
 //!   invalidated but still held, are counted with the frames' bytes that hold them.
