@@ -61,7 +61,30 @@ pub struct Row {
     pub store_vs_lzo_rle: Option<f64>,
     /// `load_mib_s` over zram lzo-rle's (goal: at least 1); `null` without that row.
     pub load_vs_lzo_rle: Option<f64>,
+    /// Bytes of a unit (`--unit` rows: pages compressed as one frame); `null` for rows of
+    /// single pages and for zram.
+    pub unit_bytes: Option<u64>,
+    /// The largest block in a unit's frame (zstd's `block_size_max`; lz4: the unit);
+    /// `null` where `unit_bytes` is.
+    pub block_bytes: Option<u64>,
+    /// What `load_mib_s` measures: [`PATTERN_FOLIO`], [`PATTERN_IN_ORDER`] or
+    /// [`PATTERN_ZRAM`].
+    pub load_pattern: String,
+    /// Pattern 1: whole units in random unit order, a call per unit (`--unit` rows).
+    pub load_folio_mib_s: Option<f64>,
+    /// Pattern 2: units in random order, their pages in address order, a call per page
+    /// through a per-thread cache of decoded units (`--unit` rows).
+    pub load_fault_around_mib_s: Option<f64>,
+    /// Pattern 3: single pages in random order, a call per page (`--unit` rows).
+    pub load_single_page_mib_s: Option<f64>,
 }
+
+/// `load_pattern` of `--unit` rows: whole units in random order (pattern 1).
+pub const PATTERN_FOLIO: &str = "whole units, random order";
+/// `load_pattern` of acomp's page rows: a page per call, in the order stored.
+pub const PATTERN_IN_ORDER: &str = "pages in order";
+/// `load_pattern` of zram's rows: 1 MiB direct reads in address order.
+pub const PATTERN_ZRAM: &str = "1 MiB direct reads in order";
 
 fn mib_s(bytes: u64, time: Duration) -> f64 {
     bytes as f64 / (1024.0 * 1024.0) / time.as_secs_f64().max(1e-9)
@@ -132,6 +155,12 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
         memory_vs_lzo_rle: None,
         store_vs_lzo_rle: None,
         load_vs_lzo_rle: None,
+        unit_bytes: None,
+        block_bytes: None,
+        load_pattern: PATTERN_IN_ORDER.into(),
+        load_folio_mib_s: None,
+        load_fault_around_mib_s: None,
+        load_single_page_mib_s: None,
     }
 }
 
@@ -160,6 +189,12 @@ pub fn zram_row(run: &zram::Run, pages: usize) -> Row {
         memory_vs_lzo_rle: None,
         store_vs_lzo_rle: None,
         load_vs_lzo_rle: None,
+        unit_bytes: None,
+        block_bytes: None,
+        load_pattern: PATTERN_ZRAM.into(),
+        load_folio_mib_s: None,
+        load_fault_around_mib_s: None,
+        load_single_page_mib_s: None,
     }
 }
 
@@ -210,8 +245,9 @@ pub fn print(rows: &[Row]) {
         first.pages,
         first.original_bytes as f64 / (1024.0 * 1024.0)
     );
+    let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(30);
     println!(
-        "  {:<30} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "  {:<w$} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "configuration",
         "memory (bytes)",
         "ratio",
@@ -223,12 +259,12 @@ pub fn print(rows: &[Row]) {
         "load"
     );
     println!(
-        "  {:<30} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "  {:<w$} {:>14} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "", "", "", "MiB/s", "MiB/s", "p50 us", "p99 us", "p50 us", "p99 us"
     );
     for r in rows {
         println!(
-            "  {:<30} {:>14} {:>6.2}x {:>9.1} {:>9.1} {:>8} {:>8} {:>8} {:>8}",
+            "  {:<w$} {:>14} {:>6.2}x {:>9.1} {:>9.1} {:>8} {:>8} {:>8} {:>8}",
             r.name,
             r.memory_bytes,
             r.ratio,

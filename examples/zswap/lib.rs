@@ -1,13 +1,17 @@
 //! The main job's parts: a user-space zswap on `acomp` (`zswap`, over a zsmalloc-style
 //! `pool`), the inputs it stores (`input`, `snapshot`), the workload and its report, the
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
-//! dictionaries (`dict`, `lz4dict`). `main.rs` is the command line; `tests/zswap.rs` tests
+//! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
+//! (`patterns`, `cache`), and the frontier plot (`plot`). `main.rs` is the command line; `tests/zswap.rs` tests
 //! these modules.
 
+pub mod cache;
 pub mod compare;
 pub mod dict;
 pub mod input;
 pub mod lz4dict;
+pub mod patterns;
+pub mod plot;
 pub mod pool;
 pub mod report;
 pub mod snapshot;

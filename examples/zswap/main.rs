@@ -25,7 +25,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use acomp_zswap::input::Input;
 use acomp_zswap::zswap::Zswap;
-use acomp_zswap::{compare, dict, input, lz4dict, pool, report, snapshot, units, workload, zram};
+use acomp_zswap::{
+    compare, dict, input, lz4dict, patterns, plot, pool, report, snapshot, units, workload, zram,
+};
 
 /// Inputs larger than this get a progress bar.
 const PROGRESS_MIN_BYTES: usize = 64 << 20;
@@ -45,7 +47,7 @@ struct Args {
     #[arg(long, value_name = "PID")]
     pid: Option<i32>,
     /// Also run the kernel's zram on the same pages, on a new device (needs root), with
-    /// each of lzo-rle, lz4 and zstd it offers.
+    /// each of lzo-rle, lzo, lz4 and zstd it offers.
     #[arg(long)]
     vs_zram: bool,
     /// Write the side-by-side summary as JSON to this file.
@@ -70,14 +72,30 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Also store the pages in units of this many bytes of contiguous pages, each unit one
-    /// frame of page-sized blocks (a list: `4K,16K,64K`; 4K units are always measured
-    /// beside larger ones): rows in the side-by-side table, and a table of units.
+    /// frame (a list: `4K,16K,64K`; 4K units are always measured beside larger ones): a row
+    /// per size, zstd level (`--unit-level`) and block size (`--unit-block`), and an lz4 row
+    /// per size with `--alg lz4`, each loaded whole, page by page through a per-thread cache
+    /// and page by page at random; a patterns table, and a table of units.
     #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = units::parse_unit)]
     unit: Vec<usize>,
     /// The largest zstd block in a unit's frame (`ZstdParams::block_size_max`): a single
-    /// page's load decodes the unit's blocks up to the page's end.
-    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = units::parse_block)]
-    unit_block: u32,
+    /// page's load decodes the unit's blocks up to the page's end. A list (`4K,128K`) gives
+    /// a row per block size and unit size.
+    #[arg(long, value_name = "SIZE", default_value = "4K", value_delimiter = ',', value_parser = units::parse_block)]
+    unit_block: Vec<u32>,
+    /// The zstd levels of the `--unit` rows (a list, `-1,1`): a row per level, block size
+    /// and unit size. Default: `--level`. With `--alg lz4`, lz4 unit rows too.
+    #[arg(
+        long,
+        value_name = "LEVELS",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    unit_level: Vec<i32>,
+    /// Draw memory against store speed and memory against load speed (whole folios, and
+    /// single pages), a point per configuration of the side-by-side table, to this SVG.
+    #[arg(long, value_name = "PATH.svg")]
+    plot: Option<PathBuf>,
     /// Train a zstd dictionary on a sample of the first half of the pages, add a row with
     /// it to the side-by-side table, and store the second half (pages not sampled) with
     /// and without it at levels 1, 3 and 8. With `--alg lz4`, also measure what the same
@@ -236,9 +254,19 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.len()
         );
     }
-    let unit_params = params.clone().block_size_max(args.unit_block);
-    let unit_runs = units::run_all(&args.unit, unit_params, &input, args.seed)?;
-    rows.extend(unit_runs.iter().map(|r| r.row(args.level)));
+    let unit_levels = if args.unit_level.is_empty() {
+        vec![args.level]
+    } else {
+        args.unit_level.clone()
+    };
+    let unit_configs = units::configs(
+        &args.unit,
+        &unit_levels,
+        &args.unit_block,
+        args.alg.iter().any(|a| a == "lz4"),
+    );
+    let unit_runs = units::run_all(&unit_configs, &input, args.seed)?;
+    rows.extend(unit_runs.iter().map(units::UnitRun::row));
     let mut held_out_rows = Vec::new();
     let mut lz4_trial = None;
     if args.dict {
@@ -282,6 +310,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
+    patterns::print(&rows);
     units::print(&unit_runs);
     if !held_out_rows.is_empty() {
         compare::print(&held_out_rows);
@@ -289,6 +318,15 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if let Some(t) = &lz4_trial {
         lz4dict::print(t);
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "{}: {} pages, one thread each way; red: zram, black: acomp",
+            input.path.display(),
+            input.len()
+        );
+        plot::draw(&rows, &title, path)?;
+        println!("plot: {}", path.display());
     }
     if let Some(path) = &args.json {
         let summary = compare::Summary {

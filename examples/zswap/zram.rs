@@ -1,5 +1,5 @@
 //! The kernel's zram on the same pages: a fresh device from `hot_add` (an existing device is
-//! never touched), for each algorithm it offers among lzo-rle, lz4 and zstd: the pages
+//! never touched), for each algorithm it offers among lzo-rle, lzo, lz4 and zstd: the pages
 //! written with 1 MiB direct writes, `mm_stat` read, everything read back and checked, both
 //! directions timed on one thread; the device reset between algorithms, and reset and
 //! removed at the end, on error and on Ctrl-C.
@@ -15,7 +15,7 @@ use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 
 /// The algorithms compared, in this order, where the kernel offers them.
-pub const ALGORITHMS: [&str; 3] = ["lzo-rle", "lz4", "zstd"];
+pub const ALGORITHMS: [&str; 4] = ["lzo-rle", "lzo", "lz4", "zstd"];
 
 /// Bytes per direct write and read, as `dd bs=1M oflag=direct`.
 pub const IO_SIZE: usize = 1 << 20;

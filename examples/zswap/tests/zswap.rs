@@ -5,13 +5,15 @@ use std::path::PathBuf;
 
 use acomp::Acomp;
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
+use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 
 use acomp_zswap::input::Input;
 use acomp_zswap::pool::{AllocError, PAGE_SIZE};
 use acomp_zswap::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
-use acomp_zswap::{compare, dict, lz4dict, snapshot, units, workload, zram, zswap};
+use acomp_zswap::{
+    cache, compare, dict, lz4dict, patterns, plot, snapshot, units, workload, zram, zswap,
+};
 
 fn zswap() -> Zswap {
     Zswap::new(Acomp::new("zstd").unwrap(), None)
@@ -532,10 +534,22 @@ fn rows_against_lzo_rle_and_json() {
         "memory_vs_lzo_rle",
         "store_vs_lzo_rle",
         "load_vs_lzo_rle",
+        "unit_bytes",
+        "block_bytes",
+        "load_pattern",
+        "load_folio_mib_s",
+        "load_fault_around_mib_s",
+        "load_single_page_mib_s",
     ] {
         assert!(first.get(field).is_some(), "{field}");
     }
-    assert_eq!(first.as_object().unwrap().len(), 20);
+    assert_eq!(first.as_object().unwrap().len(), 26);
+    assert_eq!(first["load_pattern"], compare::PATTERN_IN_ORDER);
+    assert_eq!(first["unit_bytes"], serde_json::Value::Null);
+    assert_eq!(
+        json["configurations"][1]["load_pattern"],
+        compare::PATTERN_ZRAM
+    );
     assert_eq!(first["memory_bytes"], acomp.memory_bytes);
     assert_eq!(
         json["configurations"][1]["store_p50_us"],
@@ -579,7 +593,7 @@ fn unit_input(pages: usize) -> Input {
 
 fn unit_store(unit_pages: usize) -> units::Units {
     let params = acomp::ZstdParams::default().block_size_max(4096);
-    units::Units::new(params, unit_pages).unwrap()
+    units::Units::with_transform(Acomp::with_zstd(params).unwrap(), unit_pages)
 }
 
 #[test]
@@ -699,21 +713,36 @@ fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
 #[test]
 fn unit_runs_verify_every_page_and_leave_nothing() {
     let input = unit_input(16 * 4 + 5);
-    let params = acomp::ZstdParams::default().block_size_max(4096);
-    let runs = units::run_all(&[16, 4], params.clone(), &input, 1).unwrap();
+    let configs = units::configs(&[16, 4], &[3], &[4096], true);
+    let runs = units::run_all(&configs, &input, 1).unwrap();
     assert_eq!(
         runs.iter().map(|r| r.unit_pages).collect::<Vec<_>>(),
-        [1, 4, 16]
+        [1, 4, 16, 1, 4, 16]
     );
     for r in &runs {
-        assert_eq!(r.verified_pages, input.len(), "{}", r.label());
-        assert_eq!(r.pool_pages_at_end, 0);
+        assert_eq!(r.verified_pages, input.len(), "{}", r.tag());
+        assert_eq!(r.pool_pages_at_end, 0, "{}", r.tag());
         assert_eq!(r.stored.stored_pages, input.len() as u64);
-        let row = r.row(3);
+        let row = r.row();
         assert_eq!(row.verified_pages, row.pages);
-        assert_eq!(row.name, format!("acomp zstd level 3, {} units", r.label()));
+        assert_eq!(row.unit_bytes, Some((r.unit_pages * PAGE_SIZE) as u64));
+        assert_eq!(row.load_pattern, compare::PATTERN_FOLIO);
+        assert!(row.load_single_page_mib_s.is_some() && row.load_fault_around_mib_s.is_some());
+        // Pattern 2 decodes each frame unit once, and serves its other pages from the cache.
+        assert!(r.cache_misses <= r.stored.frame_units + 64, "{}", r.tag());
     }
-    assert!(units::run_all(&[], params, &input, 1).unwrap().is_empty());
+    assert_eq!(runs[0].row().name, "acomp zstd level 3, 4K units");
+    assert_eq!(runs[2].row().name, "acomp zstd level 3, 64K units");
+    assert_eq!(runs[5].row().name, "acomp lz4, 64K units");
+    assert!(units::configs(&[], &[3], &[4096], true).is_empty());
+    // A row per level, block size and unit size; 4K units once per level.
+    let grid = units::configs(&[16], &[-1, 1], &[4096, 131072], false);
+    assert_eq!(grid.len(), 6);
+    assert_eq!(grid[1].name(), "acomp zstd level -1, 64K units", "{grid:?}");
+    assert_eq!(
+        grid[2].name(),
+        "acomp zstd level -1, 64K units, 128K blocks"
+    );
     assert_eq!(units::parse_unit("64K"), Ok(16));
     assert_eq!(units::parse_unit("4k"), Ok(1));
     for bad in ["0K", "12K", "512K", "64", "K", "64M"] {
@@ -721,6 +750,154 @@ fn unit_runs_verify_every_page_and_leave_nothing() {
     }
     assert_eq!(units::parse_block("4K"), Ok(4096));
     assert!(units::parse_block("256K").is_err());
+}
+
+/// The bytes page `i` holds after `version` rewrites: distinct for every page and version.
+fn versioned_page(i: usize, version: u32) -> Box<Page> {
+    let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
+    let line = format!("page {i} version {version}; ");
+    for (b, c) in page.iter_mut().zip(line.bytes().cycle()) {
+        *b = c;
+    }
+    page
+}
+
+/// One check of the cache's invalidation, run on zstd (range reads) and lz4 (none) units:
+/// threads own disjoint pages of the same units (page `i` belongs to thread `i % threads`)
+/// and each stores its pages again on their own, invalidates them, and now and then loads
+/// them through its own cache of decoded units, whose entries the other threads' writes
+/// to the same units keep in use; every load is checked against the version the thread
+/// last stored. Then, on one thread, whole units are stored again and loaded through a
+/// cache holding their old content.
+fn cache_never_serves_stale_bytes(tfm: Acomp) {
+    const UNIT: usize = 16;
+    const UNITS: usize = 6;
+    const THREADS: usize = 4;
+    let n = UNIT * UNITS;
+    let store = units::Units::with_transform(tfm, UNIT);
+    let unit_bytes = |version: u32, u: usize| -> Vec<u8> {
+        (u * UNIT..(u + 1) * UNIT)
+            .flat_map(|i| versioned_page(i, version).to_vec())
+            .collect()
+    };
+    for u in 0..UNITS {
+        assert_eq!(
+            store.store(u, &unit_bytes(0, u)),
+            Ok(units::UnitKind::Frame)
+        );
+    }
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let store = &store;
+            s.spawn(move || {
+                let mine: Vec<usize> = (t..n).step_by(THREADS).collect();
+                // `Some(v)`: page stored with version v; `None`: invalidated.
+                let mut now: Vec<Option<u32>> = vec![Some(0); n];
+                let mut cache = cache::UnitCache::new(2, UNIT * PAGE_SIZE);
+                let mut rng = StdRng::seed_from_u64(t as u64);
+                let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
+                let check = |i: usize, now: &[Option<u32>], cache: &mut cache::UnitCache| {
+                    let mut page: Box<Page> = Box::new([0xA5; PAGE_SIZE]);
+                    let res = store.load_page_cached(i, &mut page, cache);
+                    match now[i] {
+                        Some(v) => {
+                            assert_eq!(res, Ok(()), "thread {t}, page {i}");
+                            assert!(
+                                *page == *versioned_page(i, v),
+                                "thread {t}: page {i} is stale (want version {v})"
+                            );
+                        }
+                        None => assert_eq!(res, Err(LoadError::NotFound), "thread {t}, page {i}"),
+                    }
+                };
+                for round in 1..=300u32 {
+                    // Fill the cache with this thread's units first, so that what follows
+                    // meets cached copies.
+                    for &i in mine.iter().filter(|&&i| now[i].is_some()).take(3) {
+                        check(i, &now, &mut cache);
+                    }
+                    let &i = mine.choose(&mut rng).unwrap();
+                    match rng.random_range(0..3) {
+                        0 => {
+                            store.store_page(i, &versioned_page(i, round)).unwrap();
+                            now[i] = Some(round);
+                        }
+                        1 => {
+                            assert_eq!(store.invalidate(i), now[i].is_some());
+                            now[i] = None;
+                        }
+                        _ => {
+                            if now[i].is_none() {
+                                store.store_page(i, &versioned_page(i, round)).unwrap();
+                                now[i] = Some(round);
+                            }
+                        }
+                    }
+                    check(i, &now, &mut cache);
+                    // And through the uncached path and the whole unit's load, the same.
+                    if let Some(v) = now[i] {
+                        store.load_page(i, &mut page).unwrap();
+                        assert!(*page == *versioned_page(i, v), "uncached page {i}");
+                    }
+                }
+                for &i in &mine {
+                    check(i, &now, &mut cache);
+                    store.invalidate(i);
+                }
+            });
+        }
+    });
+    assert_eq!(store.counters(), units::UnitCounters::default());
+
+    // Whole units stored again: a cache holding the old generation must not serve it.
+    let mut cache = cache::UnitCache::new(2, UNIT * PAGE_SIZE);
+    let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
+    for version in 1..=3u32 {
+        for u in 0..2 {
+            store.store(u, &unit_bytes(version, u)).unwrap();
+        }
+        for i in 0..2 * UNIT {
+            store.load_page_cached(i, &mut page, &mut cache).unwrap();
+            assert!(
+                *page == *versioned_page(i, version),
+                "page {i}, unit stored again"
+            );
+        }
+    }
+    assert!(cache.hits > 0 && cache.misses >= 6, "{cache:?}");
+    // A unit whose every page was stored again on its own: its frame goes, its pages stay.
+    for i in 0..UNIT {
+        store.store_page(i, &versioned_page(i, 9)).unwrap();
+    }
+    assert_eq!(store.counters().frame_units, 1);
+    let mut unit = vec![0u8; UNIT * PAGE_SIZE];
+    assert_eq!(store.load_unit(0, &mut unit), Ok(UNIT));
+    for i in 0..UNIT {
+        assert!(unit[i * PAGE_SIZE..][..PAGE_SIZE] == *versioned_page(i, 9));
+        store.load_page_cached(i, &mut page, &mut cache).unwrap();
+        assert!(*page == *versioned_page(i, 9));
+    }
+    for i in 0..2 * UNIT {
+        assert!(store.invalidate(i));
+    }
+    assert_eq!(store.counters(), units::UnitCounters::default());
+}
+
+#[test]
+fn unit_cache_never_serves_stale_bytes_zstd() {
+    cache_never_serves_stale_bytes(
+        Acomp::with_zstd(
+            acomp::ZstdParams::default()
+                .level(-1)
+                .block_size_max(128 << 10),
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn unit_cache_never_serves_stale_bytes_lz4() {
+    cache_never_serves_stale_bytes(Acomp::new("lz4").unwrap());
 }
 
 /// Pages shaped like a heap's: records of a header, a pointer into one range and a word.
@@ -834,4 +1011,64 @@ fn sample_files_pads_each_file_and_keeps_to_the_budget() {
     let none = Input::sample_files(&[dir.join("missing").to_str().unwrap()], 4096, 4096, 1);
     assert!(none.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn frontier_and_plot_of_rows() {
+    let input = Input::from_bytes("text".into(), b"a page of text, ".repeat(16 * 256));
+    let base = compare::acomp_row("acomp zstd level 3", &zswap(), &input);
+    let row = |name: &str, kind: &str, memory: u64, store: f64, load: f64| compare::Row {
+        name: name.into(),
+        kind: kind.into(),
+        memory_bytes: memory,
+        store_mib_s: store,
+        load_mib_s: load,
+        load_folio_mib_s: (kind == "acomp").then_some(load),
+        load_single_page_mib_s: (kind == "acomp").then_some(load / 10.0),
+        unit_bytes: (kind == "acomp").then_some(65536),
+        ..base.clone()
+    };
+    let rows = vec![
+        row("zram lzo-rle", "zram", 100 << 20, 400.0, 900.0),
+        row("zram lz4", "zram", 110 << 20, 390.0, 1300.0),
+        // Beats lzo-rle on all three; lz4 stays on the frontier by its load.
+        row(
+            "acomp zstd level -1, 256K units, 128K blocks",
+            "acomp",
+            58 << 20,
+            450.0,
+            1000.0,
+        ),
+        // Beaten by the row above on all three.
+        row(
+            "acomp zstd level 1, 256K units, 128K blocks",
+            "acomp",
+            60 << 20,
+            300.0,
+            600.0,
+        ),
+        // Least memory: on the frontier whatever its speed.
+        row(
+            "acomp zstd level 3, 256K units, 128K blocks",
+            "acomp",
+            50 << 20,
+            100.0,
+            200.0,
+        ),
+    ];
+    assert_eq!(plot::frontier(&rows), [4, 2, 1]);
+    assert_eq!(plot::short(&rows[2].name), "zstd -1 256K/128K");
+    assert_eq!(plot::short("acomp lz4, 64K units"), "lz4 64K");
+    assert!(patterns::dominates(&rows[2], &rows[0], patterns::folio));
+    assert!(!patterns::dominates(
+        &rows[2],
+        &rows[0],
+        patterns::single_page
+    ));
+    let path = std::env::temp_dir().join(format!("zswap-plot-{}.svg", std::process::id()));
+    plot::draw(&rows, "test", &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("zram lzo-rle") && svg.contains("frontier"));
+    assert!(plot::draw(&[], "test", &path).is_err());
 }
