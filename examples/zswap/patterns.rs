@@ -10,12 +10,7 @@
 //!
 //! zram is read as in the side-by-side table in every pattern: 1 MiB direct reads.
 
-use crate::compare::Row;
-
-/// The goal of units: memory at most this fraction of zram lzo-rle's...
-pub const GOAL_MEMORY: f64 = 0.60;
-/// ...and store and whole-folio load (pattern 1) at least this fraction of its speed.
-pub const GOAL_SPEED: f64 = 1.0;
+use crate::compare::{GOAL_MEMORY, GOAL_SPEED, Row};
 
 fn lzo_rle(rows: &[Row]) -> Option<&Row> {
     rows.iter().find(|r| r.name == "zram lzo-rle")
@@ -128,10 +123,8 @@ pub fn print(rows: &[Row]) {
             vs(f(r.load_single_page_mib_s), base.map(|b| b.load_mib_s)),
         );
     }
-    let Some(base) = base else {
-        println!("  no zram lzo-rle row to judge the goal against");
-        return;
-    };
+    // No verdict without a zram lzo-rle row in the run to measure it against.
+    let Some(base) = base else { return };
     for r in &units {
         println!("  units goal: {}", goal(r, base));
     }

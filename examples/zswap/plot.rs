@@ -7,8 +7,9 @@
 
 use plotters::prelude::*;
 
+use crate::compare::GOAL_MEMORY;
 use crate::compare::Row;
-use crate::patterns::{self, GOAL_MEMORY};
+use crate::patterns;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
