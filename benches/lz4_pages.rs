@@ -21,21 +21,14 @@ use std::io::{IoSlice, IoSliceMut};
 use acomp::Acomp;
 use criterion::{Criterion, Throughput};
 
+#[path = "pages/file.rs"]
+mod page_file;
+
 /// Bytes in a page.
 const PAGE: usize = 4096;
 
-/// The pages to decode: `ACOMP_PAGES`, or this bench's own executable.
-fn pages() -> (String, Vec<u8>) {
-    let path = std::env::var("ACOMP_PAGES").unwrap_or_else(|_| {
-        let exe = std::env::current_exe().expect("path of the running bench");
-        exe.to_string_lossy().into_owned()
-    });
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    (path, bytes)
-}
-
 fn main() {
-    let (path, bytes) = pages();
+    let (path, bytes) = page_file::read();
     let max: usize = std::env::var("ACOMP_PAGES_MAX")
         .ok()
         .map(|v| v.parse().expect("ACOMP_PAGES_MAX: a number"))

@@ -29,20 +29,14 @@ use std::hint::black_box;
 
 use acomp::{Acomp, ZstdParams};
 use criterion::{Criterion, Throughput};
+
+#[path = "pages/file.rs"]
+mod page_file;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 const PAGE: usize = 4096;
 const LEVEL: i32 = -1;
 const BLOCK: u32 = 128 << 10;
-
-fn pages() -> (String, Vec<u8>) {
-    let path = std::env::var("ACOMP_PAGES").unwrap_or_else(|_| {
-        let exe = std::env::current_exe().expect("path of the running bench");
-        exe.to_string_lossy().into_owned()
-    });
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    (path, bytes)
-}
 
 /// The length of a frame's header (magic number included), from its descriptor byte
 /// (zstd's format, "Frame_Header").
@@ -95,7 +89,7 @@ fn stream_blocks(dctx: &mut DCtx<'_>, frame: &[u8], out: &mut [u8]) -> usize {
 }
 
 fn main() {
-    let (path, bytes) = pages();
+    let (path, bytes) = page_file::read();
     let max: usize = std::env::var("ACOMP_PAGES_MAX")
         .ok()
         .map(|v| v.parse().expect("ACOMP_PAGES_MAX: a number"))
