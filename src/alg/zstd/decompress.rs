@@ -386,7 +386,7 @@ impl FrameCursor {
     /// the last, the checksum (else `Truncated`). Consumes the frame.
     fn skip(&mut self, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
         loop {
-            consume(walk, self.feed_left)?;
+            frame::consume(walk, self.feed_left)?;
             self.feed_left = 0;
             if self.epilogue {
                 return Ok(());
@@ -405,19 +405,6 @@ impl FrameCursor {
             _ => Ok(()),
         }
     }
-}
-
-/// Consumes `n` bytes of the walk's source; `Truncated` where it has fewer.
-fn consume(walk: &mut Walk<'_, '_>, mut n: usize) -> Result<(), Error> {
-    while n > 0 {
-        let take = walk.next_src().len().min(n);
-        if take == 0 {
-            return Err(Error::Truncated);
-        }
-        walk.done_src(take);
-        n -= take;
-    }
-    Ok(())
 }
 
 /// Where the stream loop's output goes.

@@ -333,15 +333,7 @@ pub(super) fn content_size(walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error
         match FrameHeader::read(&buf[..n]) {
             FrameHeader::Frame { content_size, .. } => return Ok(content_size),
             FrameHeader::Skippable { size } => {
-                let mut left = SKIPPABLE_HEADER + size as usize;
-                while left > 0 {
-                    let take = walk.next_src().len().min(left);
-                    if take == 0 {
-                        return Err(Error::Truncated);
-                    }
-                    walk.done_src(take);
-                    left -= take;
-                }
+                consume(walk, SKIPPABLE_HEADER + size as usize)?;
                 after_frame = true;
             }
             FrameHeader::Incomplete => return Err(Error::Truncated),
@@ -350,6 +342,20 @@ pub(super) fn content_size(walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error
             }
         }
     }
+}
+
+/// Consumes `n` bytes of the walk's source, across fragments; `Truncated` where it has
+/// fewer.
+pub(super) fn consume(walk: &mut Walk<'_, '_>, mut n: usize) -> Result<(), Error> {
+    while n > 0 {
+        let take = walk.next_src().len().min(n);
+        if take == 0 {
+            return Err(Error::Truncated);
+        }
+        walk.done_src(take);
+        n -= take;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
