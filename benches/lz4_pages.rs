@@ -29,10 +29,7 @@ const PAGE: usize = 4096;
 
 fn main() {
     let (path, bytes) = page_file::read();
-    let max: usize = std::env::var("ACOMP_PAGES_MAX")
-        .ok()
-        .map(|v| v.parse().expect("ACOMP_PAGES_MAX: a number"))
-        .unwrap_or(20_000);
+    let max = page_file::max_pages(20_000);
     let tfm = Acomp::new("lz4").expect("acomp lz4 transform");
     let blocks: Vec<Vec<u8>> = bytes
         .chunks_exact(PAGE)

@@ -90,10 +90,7 @@ fn stream_blocks(dctx: &mut DCtx<'_>, frame: &[u8], out: &mut [u8]) -> usize {
 
 fn main() {
     let (path, bytes) = page_file::read();
-    let max: usize = std::env::var("ACOMP_PAGES_MAX")
-        .ok()
-        .map(|v| v.parse().expect("ACOMP_PAGES_MAX: a number"))
-        .unwrap_or(16_384);
+    let max = page_file::max_pages(16_384);
     let bytes = &bytes[..bytes.len().min(max * PAGE) / PAGE * PAGE];
     let mut c = Criterion::default().configure_from_args();
     for unit_pages in [16usize, 64] {

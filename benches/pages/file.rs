@@ -14,3 +14,15 @@ pub fn read() -> (String, Vec<u8>) {
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     (path, bytes)
 }
+
+/// How many pages to take: `ACOMP_PAGES_MAX`, else `default`.
+///
+/// # Panics
+///
+/// Where `ACOMP_PAGES_MAX` is not a number.
+pub fn max_pages(default: usize) -> usize {
+    std::env::var("ACOMP_PAGES_MAX")
+        .ok()
+        .map(|v| v.parse().expect("ACOMP_PAGES_MAX: a number"))
+        .unwrap_or(default)
+}
