@@ -2,10 +2,8 @@
 //! runs, the same on every cut; compressible data, and a destination of the bound, are never
 //! refused; off by default.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, Error, ZstdParams};
-use common::*;
 
 fn on() -> Acomp {
     Acomp::with_zstd(ZstdParams::default().early_rejection(true)).unwrap()

@@ -9,12 +9,10 @@
 //! fragment each side, every cut pair, a batch, the buffer and `Vec` calls, a range read
 //! over the whole content, and `content_size` (which reads the header only).
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::{Cut, decompress};
 use acomp::{Acomp, Dictionary, Error, Request, Segment, ZstdParams};
-use common::{Cut, decompress};
 
 /// One fragment each side, small and large even cuts, random cuts with empty fragments.
 const CUT_PAIRS: [(Cut, Cut); 5] = [

@@ -1,9 +1,7 @@
 //! A workspace that saw an error serves the next request as if nothing happened.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, Error, ZstdParams};
-use common::*;
 
 #[test]
 fn after_every_kind_of_error_the_same_workspace_gives_the_right_bytes() {

@@ -2,12 +2,10 @@
 //! transform that knows both, a frame naming an unknown dictionary (`EBADMSG` on every cut
 //! and both paths), dictionaries from garbage bytes, and training that cannot succeed.
 
-mod common;
-
 use std::io::IoSlice;
 
+use crate::common::*;
 use acomp::{Acomp, Dictionary, Error, ErrorKind, Segment, ZstdParams};
-use common::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

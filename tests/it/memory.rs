@@ -1,10 +1,8 @@
 //! Frames that ask for large windows never make a workspace hold more than the window
 //! limit allows.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, ZstdParams};
-use common::*;
 
 #[test]
 fn workspace_memory_is_bounded_by_the_window_limit() {

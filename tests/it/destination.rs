@@ -1,10 +1,8 @@
 //! The output is exactly the first `n` bytes of the destination: nothing past it changes,
 //! also where zstd's own one-shot decoder would park literals there.
 
-mod common;
-
+use crate::common::*;
 use acomp::Acomp;
-use common::*;
 
 const FILL: u8 = 0xA5;
 

@@ -2,12 +2,10 @@
 //! `content_size`, the exact `needed` of compression's `ENOSPC`), and error kinds without
 //! libc.
 
-mod common;
-
 use std::io::IoSlice;
 
+use crate::common::*;
 use acomp::{Acomp, Error, ErrorKind, ZstdParams};
-use common::*;
 use proptest::prelude::*;
 
 #[test]

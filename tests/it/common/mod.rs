@@ -4,6 +4,8 @@
 use std::io::{IoSlice, IoSliceMut};
 use std::path::PathBuf;
 
+use proptest::prelude::*;
+
 pub mod surgery;
 
 use acomp::{Acomp, Error};
@@ -29,6 +31,15 @@ pub const CUTS: [Cut; 5] = [
     Cut::Random(1),
     Cut::Random(2),
 ];
+
+/// One fragment, fragments of 1 to `max_every - 1` bytes, or random cuts: for proptest.
+pub fn cut_strategy(max_every: usize) -> impl Strategy<Value = Cut> {
+    prop_oneof![
+        Just(Cut::One),
+        (1..max_every).prop_map(Cut::Every),
+        any::<u64>().prop_map(Cut::Random),
+    ]
+}
 
 /// Fragment sizes that add up to `len`.
 pub fn sizes(len: usize, cut: Cut) -> Vec<usize> {
@@ -62,11 +73,17 @@ pub fn sizes(len: usize, cut: Cut) -> Vec<usize> {
     }
 }
 
+/// `buf` cut as `cut`.
 pub fn split<'a>(buf: &'a [u8], cut: Cut) -> Vec<IoSlice<'a>> {
+    split_at_sizes(buf, &sizes(buf.len(), cut))
+}
+
+/// `buf` cut into fragments of these sizes, which add up to its length.
+pub fn split_at_sizes<'a>(buf: &'a [u8], sizes: &[usize]) -> Vec<IoSlice<'a>> {
     let mut rest = buf;
-    sizes(buf.len(), cut)
-        .into_iter()
-        .map(|n| {
+    sizes
+        .iter()
+        .map(|&n| {
             let (a, b) = rest.split_at(n);
             rest = b;
             IoSlice::new(a)
@@ -74,6 +91,7 @@ pub fn split<'a>(buf: &'a [u8], cut: Cut) -> Vec<IoSlice<'a>> {
         .collect()
 }
 
+/// `buf` cut as `cut`, for a destination.
 pub fn split_mut<'a>(buf: &'a mut [u8], cut: Cut) -> Vec<IoSliceMut<'a>> {
     let mut rest = buf;
     sizes(rest.len(), cut)
@@ -145,19 +163,38 @@ pub fn compress(tfm: &Acomp, src: &[u8], scut: Cut, cap: usize, dcut: Cut) -> Re
     Ok(Bytes(out))
 }
 
-/// `../shared/testdata` from the repository root, or `None` (with a message saying the
-/// tests that need it are skipped) where it is absent.
-pub fn testdata() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata");
-    if dir.join("EXPECTED.tsv").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is absent; the golden tests need the shared test data beside the repository",
-            dir.display()
-        );
-        None
+/// `../shared/testdata/<sub>` beside the repository, where the tests that read it find it.
+///
+/// Where it is absent (a plain clone) the test is skipped: it prints `SKIPPED` with the
+/// folder and the caller returns, so that the README's test command passes for anyone who
+/// clones the repository alone. Under `CI=true` an absent folder fails the test instead,
+/// naming it, so that a green CI has run every test. `ACOMP_TESTDATA` names another folder
+/// (CI points it at one that does not exist to check both halves of this rule).
+pub fn testdata(sub: &str) -> Option<PathBuf> {
+    let root = std::env::var_os("ACOMP_TESTDATA").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
+        PathBuf::from,
+    );
+    let dir = root.join(sub);
+    shared_folder(&dir, &dir.join("EXPECTED.tsv"))
+}
+
+/// `Some(dir)` where `witness` (a file in it) exists; else skips (`None`, with a message) or,
+/// under `CI=true`, panics naming `dir`.
+pub fn shared_folder(dir: &std::path::Path, witness: &std::path::Path) -> Option<PathBuf> {
+    if witness.is_file() {
+        return Some(dir.to_path_buf());
     }
+    let what = format!(
+        "{} is absent (no {}); this test reads the shared test data beside the repository",
+        dir.display(),
+        witness.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and {what}");
+    }
+    eprintln!("SKIPPED: {what}");
+    None
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {

@@ -4,11 +4,9 @@
 //! both limits. libzstd's one-shot decoder takes such a raw or RLE block, and its streaming
 //! decoder takes it or not depending on the cut; acomp reads each block header itself.
 
-mod common;
-
+use crate::common::surgery::{self, Block};
+use crate::common::*;
 use acomp::{Acomp, Error, Segment};
-use common::surgery::{self, Block};
-use common::*;
 use proptest::prelude::*;
 use zstd_safe::{CCtx, CParameter};
 

@@ -1,11 +1,9 @@
 //! Many more threads than CPUs share one transform; every result is checked.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use acomp::Acomp;
-use common::*;
 
 #[test]
 fn many_threads_share_one_transform() {
@@ -58,6 +56,4 @@ fn many_threads_share_one_transform() {
         s.one_shot + s.stream + s.no_space + s.corrupt,
         s.compress + s.decompress
     );
-    // Memory follows CPUs, not threads.
-    assert!(s.workspaces <= s.slots, "{s:?}");
 }

@@ -1,10 +1,8 @@
 //! Sources of several frames, skippable frames, trailing bytes, the window limit and the
 //! order in which errors are found: the same outcome on every cut.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, Error, ZstdParams};
-use common::*;
 
 /// Asserts `src` decompresses to `want` into `cap` bytes on every cut.
 fn expect_ok(tfm: &Acomp, src: &[u8], cap: usize, want: &[u8]) {
@@ -250,10 +248,7 @@ fn empty_source_and_empty_content() {
 
 #[test]
 fn frame_needing_a_dictionary_is_corrupt() {
-    let dir = match testdata() {
-        Some(d) => d,
-        None => return,
-    };
+    let Some(dir) = testdata("") else { return };
     let dict = std::fs::read(dir.join("zstd-golden/golden-dictionaries/http-dict-missing-symbols"))
         .unwrap();
     let data = std::fs::read(dir.join("zstd-golden/golden-compression/http")).unwrap();

@@ -3,51 +3,25 @@
 //! and random fragments each side, and for blocks under 64 bytes the source split in two at
 //! every byte.
 
-mod common;
-
 use std::io::IoSlice;
-use std::path::PathBuf;
 
+use crate::common::{
+    CUTS, Cut, Row, expected_rows, sha256_hex, split, split_at_sizes, split_mut, testdata,
+};
 use acomp::{Acomp, Error};
-use common::{CUTS, Cut, Row, expected_rows, sha256_hex, split, split_mut};
 
 /// What a reused destination holds before each request: no byte of it may come back as
 /// output, and none past the output may change.
 const CANARY: u8 = 0xA5;
 
-fn testdata() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/lz4");
-    if dir.join("EXPECTED.tsv").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is absent; the lz4 golden tests need the shared test data beside the repository",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// The source cuts of a block: the common five, plus every two-fragment split of a block
 /// under 64 bytes (inside length runs and between the offset bytes among them).
 fn source_cuts(len: usize) -> Vec<Vec<usize>> {
-    let mut v: Vec<Vec<usize>> = CUTS.iter().map(|&c| common::sizes(len, c)).collect();
+    let mut v: Vec<Vec<usize>> = CUTS.iter().map(|&c| crate::common::sizes(len, c)).collect();
     if len < 64 {
         v.extend((1..len).map(|k| vec![k, len - k]));
     }
     v
-}
-
-fn frags(buf: &[u8], sizes: &[usize]) -> Vec<IoSlice<'static>> {
-    let mut rest: &'static [u8] = Box::leak(buf.to_vec().into_boxed_slice());
-    sizes
-        .iter()
-        .map(|&n| {
-            let (a, b) = rest.split_at(n);
-            rest = b;
-            IoSlice::new(a)
-        })
-        .collect()
 }
 
 /// Decompresses into `dst` (pre-filled with the canary by the caller), cut as `dcut`;
@@ -74,7 +48,7 @@ fn decompress(
 fn check_decompress(tfm: &Acomp, row: &Row, block: &[u8]) {
     let mut dst = Vec::new();
     for scut in source_cuts(block.len()) {
-        let src = frags(block, &scut);
+        let src = split_at_sizes(block, &scut);
         for dcut in CUTS {
             let what = format!("{} src {scut:?} dst {dcut:?}", row.source);
             match row.expect.as_str() {
@@ -129,18 +103,19 @@ fn check_decompress(tfm: &Acomp, row: &Row, block: &[u8]) {
 fn check_round_trip(tfm: &Acomp, row: &Row, plain: &[u8]) {
     assert_eq!(sha256_hex(plain), row.sha256, "{}: input", row.source);
     let bound = plain.len() + plain.len() / 255 + 16;
-    let reference = common::compress(tfm, plain, Cut::One, bound, Cut::One).unwrap();
+    let reference = crate::common::compress(tfm, plain, Cut::One, bound, Cut::One).unwrap();
     for scut in CUTS {
         for dcut in CUTS {
             let what = format!("{} src {scut:?} dst {dcut:?}", row.source);
             for cap in [bound, reference.len()] {
-                let block = common::compress(tfm, plain, scut, cap, dcut)
+                let block = crate::common::compress(tfm, plain, scut, cap, dcut)
                     .unwrap_or_else(|e| panic!("{what} cap {cap}: {e}"));
                 assert!(block == reference.0, "{what}: the block depends on the cut");
             }
-            let err = common::compress(tfm, plain, scut, reference.len() - 1, dcut).unwrap_err();
+            let err =
+                crate::common::compress(tfm, plain, scut, reference.len() - 1, dcut).unwrap_err();
             assert_eq!(err.errno(), libc::ENOSPC, "{what}");
-            let back = common::decompress(tfm, &reference, dcut, plain.len(), scut)
+            let back = crate::common::decompress(tfm, &reference, dcut, plain.len(), scut)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(back == plain, "{what}: round trip differs");
         }
@@ -156,7 +131,7 @@ fn check_round_trip(tfm: &Acomp, row: &Row, plain: &[u8]) {
 
 #[test]
 fn every_expected_lz4_row_on_every_cut() {
-    let Some(dir) = testdata() else { return };
+    let Some(dir) = testdata("lz4") else { return };
     let rows = expected_rows(&dir);
     assert!(rows.len() >= 50, "EXPECTED.tsv has {} rows", rows.len());
     let tfm = Acomp::new("lz4").unwrap();
@@ -191,13 +166,13 @@ fn empty_source_is_einval() {
 /// writes 219 bytes, 1.10.0 the kernel's 218).
 #[test]
 fn kernel_compression_vector_byte_for_byte() {
-    let Some(dir) = testdata() else { return };
+    let Some(dir) = testdata("lz4") else { return };
     let plain = std::fs::read(dir.join("testmgr/lz4_comp_1.plain")).unwrap();
     let expected = std::fs::read(dir.join("testmgr/lz4_comp_1.lz4")).unwrap();
     let tfm = Acomp::new("lz4").unwrap();
     for scut in CUTS {
         for dcut in CUTS {
-            let block = common::compress(&tfm, &plain, scut, expected.len(), dcut).unwrap();
+            let block = crate::common::compress(&tfm, &plain, scut, expected.len(), dcut).unwrap();
             assert!(block == expected, "{scut:?} {dcut:?}");
         }
     }

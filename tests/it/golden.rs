@@ -1,13 +1,11 @@
 //! Every row of `../shared/testdata/EXPECTED.tsv`, on the source and the destination cut as
 //! one fragment, 4 KiB fragments, 1-byte fragments and random cuts.
 
-mod common;
-
+use crate::common::{CUTS, Cut, Row, compress, decompress, expected_rows, sha256_hex, testdata};
 use acomp::{Acomp, Error, ZstdParams};
-use common::{CUTS, Cut, Row, compress, decompress, expected_rows, sha256_hex, testdata};
 
 fn rows() -> Option<(std::path::PathBuf, Vec<Row>)> {
-    let dir = testdata()?;
+    let dir = testdata("")?;
     let rows = expected_rows(&dir);
     Some((dir, rows))
 }

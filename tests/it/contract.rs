@@ -3,11 +3,9 @@
 //! (never of another length); with one, every change is `EBADMSG` or leaves the output as
 //! it was (an ignored bit of the frame header).
 
-mod common;
-
+use crate::common::surgery;
+use crate::common::*;
 use acomp::{Acomp, ErrorKind, ZstdParams};
-use common::surgery;
-use common::*;
 
 /// Every single-bit flip of `frame`: what decompression into a page says.
 fn flips(tfm: &Acomp, frame: &[u8]) -> Vec<(usize, Result<Bytes, acomp::Error>)> {

@@ -3,12 +3,10 @@
 //! valid or not (content size, checksum, dictionary ID, block maximum, trailing bytes), and
 //! nothing written past the output.
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::*;
 use acomp::{Acomp, Request};
-use common::*;
 
 /// A single-segment frame with a 2-byte content size field (256 to 65791 bytes) and one
 /// last block of `kind` (0 raw, 1 RLE) and `size`, its content `body`; `fhd_extra` adds
@@ -75,13 +73,13 @@ fn raw_and_rle_blocks_agree_with_the_stream_path() {
     ];
     let tfm = Acomp::new("zstd").unwrap();
     for (what, src, valid) in &cases {
-        let content = common::decompress(&tfm, src, Cut::Every(7), 1 << 14, Cut::Every(5));
+        let content = crate::common::decompress(&tfm, src, Cut::Every(7), 1 << 14, Cut::Every(5));
         assert_eq!(content.is_ok(), *valid, "{what}: {content:?}");
         let len = content.as_ref().map_or(4096, |c| c.len());
         for cap in [len - 1, len, len + 100] {
-            let streamed = common::decompress(&tfm, src, Cut::Every(7), cap, Cut::Every(5));
+            let streamed = crate::common::decompress(&tfm, src, Cut::Every(7), cap, Cut::Every(5));
             for (scut, dcut) in all_cut_pairs() {
-                let got = common::decompress(&tfm, src, scut, cap, dcut);
+                let got = crate::common::decompress(&tfm, src, scut, cap, dcut);
                 assert!(
                     same_outcome(&got, &streamed),
                     "{what}, {cap}, {scut:?}/{dcut:?}: {got:?}"
@@ -154,7 +152,7 @@ fn one_sequence_blocks_agree_with_the_stream_path_under_every_one_byte_change() 
                 bad[at] ^= mask;
                 for cap in [size - 1, size, size + 100] {
                     let streamed =
-                        common::decompress(&tfm, &bad, Cut::Every(3), cap, Cut::Every(5));
+                        crate::common::decompress(&tfm, &bad, Cut::Every(3), cap, Cut::Every(5));
                     let mut canary = vec![0xEEu8; cap];
                     let one = tfm.decompress_to_buffer(&bad, &mut canary);
                     assert_eq!(
@@ -208,7 +206,7 @@ fn one_sequence_block_takes_its_repeat_offsets_from_a_dictionary_of_id_0() {
     let frame = zstd_frame(&page, 3);
     assert_eq!(frame[4] & 3, 0, "no dictionary ID field");
     let abab: Vec<u8> = b"ab".iter().copied().cycle().take(4096).collect();
-    let streamed = common::decompress(&tfm, &frame, Cut::Every(3), 4096, Cut::Every(5));
+    let streamed = crate::common::decompress(&tfm, &frame, Cut::Every(3), 4096, Cut::Every(5));
     assert_eq!(streamed.as_ref().map(|b| &b[..]), Ok(&abab[..]));
     let mut out = vec![0u8; 4096];
     assert_eq!(tfm.decompress_to_buffer(&frame, &mut out), Ok(4096));

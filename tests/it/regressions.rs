@@ -1,11 +1,9 @@
 //! Inputs the fuzzers found, each with the property it broke.
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::*;
 use acomp::{Acomp, Request, ZstdParams};
-use common::*;
 
 /// A corrupt frame (RLE blocks overrunning its declared 1 MiB content) on which zstd's
 /// streaming decoder said "Destination buffer is too small" for some input cuts and "Data

@@ -1,13 +1,11 @@
 //! Larger compression units: `ZstdParams::block_size_max` makes a unit of pages a frame of
 //! page-sized blocks, standard zstd, out of which a range read takes a single page and stops.
 
-mod common;
-
 use std::io::IoSlice;
 
+use crate::common::surgery;
+use crate::common::*;
 use acomp::{Acomp, Error, Segment, ZstdParams};
-use common::surgery;
-use common::*;
 use proptest::prelude::*;
 
 const PAGE: usize = 4096;

@@ -2,12 +2,10 @@
 //! every cut, exact `ENOSPC`, corrupt blocks `EBADMSG` at every size and cut, the request
 //! limit, parameters, and agreement with the reference C decoder on every valid block.
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::{Cut, compress, decompress, letters, random_bytes, same_outcome};
 use acomp::{Acomp, Error, Lz4Params, Segment};
-use common::{Cut, compress, decompress, letters, random_bytes, same_outcome};
 use proptest::prelude::*;
 
 /// liblz4's `LZ4_decompress_safe` into exactly `n` bytes: where a block is valid, the
@@ -63,13 +61,9 @@ fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-fn cut_strategy() -> impl Strategy<Value = Cut> {
-    prop_oneof![
-        Just(Cut::One),
-        Just(Cut::Every(4096)),
-        (1usize..300).prop_map(Cut::Every),
-        any::<u64>().prop_map(Cut::Random),
-    ]
+/// The common cuts, and 4 KiB fragments (a page each) on their own.
+fn lz4_cuts() -> impl Strategy<Value = Cut> {
+    prop_oneof![1 => Just(Cut::Every(4096)), 3 => crate::common::cut_strategy(300)]
 }
 
 proptest! {
@@ -79,7 +73,7 @@ proptest! {
     /// writes it byte for byte at acceleration 1 (the kernel's `LZ4_compress_default`), one
     /// byte less is `ENOSPC`, and it decompresses to the data on every cut.
     #[test]
-    fn round_trip_on_random_cuts(data in data_strategy(), scut in cut_strategy(), dcut in cut_strategy()) {
+    fn round_trip_on_random_cuts(data in data_strategy(), scut in lz4_cuts(), dcut in lz4_cuts()) {
         let tfm = Acomp::new("lz4").unwrap();
         let block = compress(&tfm, &data, Cut::One, bound(data.len()), Cut::One).unwrap();
         prop_assert!(block == reference_compress(&data));
@@ -108,8 +102,8 @@ proptest! {
         cut_to in any::<Option<usize>>(),
         extra in proptest::collection::vec(any::<u8>(), 0..3),
         cap in 0usize..80_000,
-        scut in cut_strategy(),
-        dcut in cut_strategy(),
+        scut in lz4_cuts(),
+        dcut in lz4_cuts(),
     ) {
         let tfm = Acomp::new("lz4").unwrap();
         let mut block = compress(&tfm, &data, Cut::One, bound(data.len()), Cut::One).unwrap().0;
@@ -184,7 +178,7 @@ fn requests_over_the_limit_are_einval() {
     let small = letters(8192, 1);
     let over = lz4_flex::block::compress(&data);
     let within = compress(&tfm, &small, Cut::One, bound(8192), Cut::One).unwrap();
-    for (scut, dcut) in common::all_cut_pairs() {
+    for (scut, dcut) in crate::common::all_cut_pairs() {
         let e = compress(&tfm, &data, scut, bound(8193), dcut).unwrap_err();
         assert_eq!(e.errno(), libc::EINVAL, "{e}");
         for cap in [0, 100, 8192, 1 << 20] {
@@ -211,7 +205,7 @@ fn requests_over_the_limit_are_einval() {
 /// which the workspace then keeps.
 #[test]
 fn default_limit_is_64_mib_and_buffers_grow_with_requests() {
-    common::pin_to(&common::allowed_cpus()[..1]);
+    crate::common::pin_to(&crate::common::allowed_cpus()[..1]);
     let tfm = Acomp::new("lz4").unwrap();
     assert_eq!(acomp::lz4::DEFAULT_REQUEST_MAX, 64 * 1024 * 1024);
     let over = vec![0u8; 64 * 1024 * 1024 + 1];
@@ -318,7 +312,7 @@ fn compress_bound_always_fits() {
 /// outcomes with what served them.
 fn every_call(tfm: &Acomp, block: &[u8], cap: usize) -> Vec<(String, Result<usize, Error>)> {
     let mut all = Vec::new();
-    for (scut, dcut) in common::all_cut_pairs() {
+    for (scut, dcut) in crate::common::all_cut_pairs() {
         let res = decompress(tfm, block, scut, cap, dcut).map(|b| b.len());
         all.push((format!("{scut:?}/{dcut:?}"), res));
     }
@@ -431,7 +425,7 @@ fn compression_enospc_says_needed() {
                 needed: Some(block.len() as u64),
                 capacity: cap,
             });
-            for (scut, dcut) in common::all_cut_pairs() {
+            for (scut, dcut) in crate::common::all_cut_pairs() {
                 let res = compress(&tfm, &data, scut, cap, dcut).map(|b| b.len());
                 assert_eq!(
                     res,
@@ -451,7 +445,7 @@ fn compression_enospc_says_needed() {
             refusals += 2;
         }
         // The size it names fits, on every cut.
-        for (scut, dcut) in common::all_cut_pairs() {
+        for (scut, dcut) in crate::common::all_cut_pairs() {
             let b = compress(&tfm, &data, scut, block.len(), dcut).unwrap();
             assert!(b == block);
         }

@@ -2,10 +2,8 @@
 //! outcome is identical across random cuts, every error is one of the four kinds, and
 //! `ENOSPC` comes only where a larger destination succeeds.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, Error, ZstdParams};
-use common::*;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -23,14 +21,6 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 1u8..=255).prop_map(|(p, m)| Mutation::Flip(p, m)),
         any::<usize>().prop_map(Mutation::Truncate),
         proptest::collection::vec(any::<u8>(), 1..40).prop_map(Mutation::Append),
-    ]
-}
-
-fn cut() -> impl Strategy<Value = Cut> {
-    prop_oneof![
-        Just(Cut::One),
-        (1usize..5000).prop_map(Cut::Every),
-        any::<u64>().prop_map(Cut::Random),
     ]
 }
 
@@ -64,7 +54,7 @@ proptest! {
         level in -3i32..6,
         m in mutation(),
         cap_extra in -200i64..200,
-        c1 in cut(), c2 in cut(),
+        c1 in cut_strategy(5000), c2 in cut_strategy(5000),
     ) {
         let data = if period == 0 {
             letters(len, seed)

@@ -2,12 +2,10 @@
 //! a source that is no zstd frame at all, a zstd frame given to the lz4 transform, an empty
 //! dictionary. On every path and cut, as the rest of the contract.
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::{Cut, all_cut_pairs, compress, decompress, letters, skippable_frame};
 use acomp::{Acomp, Dictionary, Error, ErrorKind, Request, Segment};
-use common::{Cut, all_cut_pairs, compress, decompress, letters, skippable_frame};
 
 /// Every decompression call's outcome and message for `src` into `cap` bytes.
 fn every_call(tfm: &Acomp, src: &[u8], cap: usize) -> Vec<(String, Result<usize, String>)> {

@@ -1,12 +1,10 @@
 //! Range reads of a compressed extent into segments with gaps (the btrfs read path).
 
-mod common;
-
 use std::io::IoSlice;
 
+use crate::common::surgery;
+use crate::common::*;
 use acomp::{Acomp, Error, Segment};
-use common::surgery;
-use common::*;
 
 /// A 128 KiB extent of text-like bytes and its frame without content size (as btrfs
 /// writes them), and the same with content size.
@@ -272,7 +270,7 @@ fn a_read_to_the_end_finishes_the_frame() {
 
 #[test]
 fn the_shared_missing_checksum_case() {
-    let Some(dir) = testdata() else { return };
+    let Some(dir) = testdata("") else { return };
     let frame = std::fs::read(dir.join("cases/checksum_missing.zst")).unwrap();
     let tfm = Acomp::new("zstd").unwrap();
     let err = read(&tfm, &frame, Cut::One, &[(0, 10_600)]).unwrap_err();

@@ -2,12 +2,10 @@
 //! error kind, `needed`), whatever else the batch holds, on random cuts; the counters count
 //! each request once.
 
-mod common;
-
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::common::*;
 use acomp::{Acomp, Error, Path, Request};
-use common::*;
 use proptest::prelude::*;
 
 /// One request to send: its source, the destination size, and the cuts of both.
@@ -19,19 +17,17 @@ struct Case {
     dcut: Cut,
 }
 
-fn cut() -> impl Strategy<Value = Cut> {
-    prop_oneof![
-        Just(Cut::One),
-        (1usize..3000).prop_map(Cut::Every),
-        any::<u64>().prop_map(Cut::Random),
-    ]
-}
-
 /// Valid frames of pages, corrupt and truncated ones, too-small destinations, empty
 /// sources; for compression, pages that do not fit.
 fn case(compress_dir: bool) -> impl Strategy<Value = Case> {
-    (0u8..6, 0usize..9000, any::<u64>(), cut(), cut()).prop_map(
-        move |(kind, len, seed, scut, dcut)| {
+    (
+        0u8..6,
+        0usize..9000,
+        any::<u64>(),
+        cut_strategy(3000),
+        cut_strategy(3000),
+    )
+        .prop_map(move |(kind, len, seed, scut, dcut)| {
             let data = if kind == 3 {
                 random_bytes(len, seed)
             } else {
@@ -68,8 +64,7 @@ fn case(compress_dir: bool) -> impl Strategy<Value = Case> {
                 scut,
                 dcut,
             }
-        },
-    )
+        })
 }
 
 /// The batch's outcomes and outputs, beside the single calls'.

@@ -1,9 +1,7 @@
 //! Transforms by name and with typed parameters.
 
-mod common;
-
+use crate::common::*;
 use acomp::{Acomp, Error, ZstdParams};
-use common::*;
 
 #[test]
 fn by_name() {
