@@ -1,13 +1,12 @@
 //! Every `unsafe` call of the crate: the CPU number, the CPU count, the libzstd calls that
 //! zstd-safe does not wrap, liblz4's compression, and the one lifetime a workspace's
-//! context needs to reference a transform's digested dictionaries ([`WithDicts`]). Each
-//! returns plain values; their meaning is read elsewhere.
+//! context needs to reference the dictionaries it is given ([`WithDicts`], generic: which
+//! dictionaries is the algorithm's business). Each returns plain values; their meaning is
+//! read elsewhere. Nothing here imports from the algorithms: the layers point down.
 
 use std::sync::Arc;
 
 use zstd_safe::{CCtx, DCtx, zstd_sys};
-
-use crate::alg::zstd::Digested;
 
 /// The CPU the calling thread runs on (`sched_getcpu(3)`), or `None` where the kernel
 /// cannot tell.
@@ -58,19 +57,8 @@ pub(crate) fn is_error(code: usize) -> bool {
     unsafe { zstd_sys::ZSTD_isError(code) != 0 }
 }
 
-// liblz4's extState functions, built and linked by lz4-sys, which does not declare them
-// (`lz4.h`, stable API since 1.7).
-unsafe extern "C" {
-    fn LZ4_sizeofState() -> libc::c_int;
-    fn LZ4_compress_fast_extState(
-        state: *mut libc::c_void,
-        src: *const libc::c_char,
-        dst: *mut libc::c_char,
-        src_size: libc::c_int,
-        dst_capacity: libc::c_int,
-        acceleration: libc::c_int,
-    ) -> libc::c_int;
-}
+mod lz4_extern;
+use lz4_extern::{LZ4_compress_fast_extState, LZ4_sizeofState};
 
 /// Bytes of liblz4's compression state (`LZ4_sizeofState`, `sizeof(LZ4_stream_t)`: 16 KiB).
 pub(crate) fn lz4_state_bytes() -> usize {
@@ -138,13 +126,13 @@ pub(crate) fn lz4_compress(
 /// live in an `Arc` this type holds; [`WithDicts::with`] lends both for one shorter
 /// lifetime `'x` at a time, so that the context can reference the dictionaries safely, and
 /// nothing that lives less than this value can be put into it.
-pub(crate) struct WithDicts<C> {
+pub(crate) struct WithDicts<C, D> {
     ctx: C,
-    dicts: Option<Arc<Digested>>,
+    dicts: Option<Arc<D>>,
 }
 
-impl<C> WithDicts<C> {
-    pub(crate) fn new(ctx: C, dicts: Option<Arc<Digested>>) -> Self {
+impl<C, D> WithDicts<C, D> {
+    pub(crate) fn new(ctx: C, dicts: Option<Arc<D>>) -> Self {
         WithDicts { ctx, dicts }
     }
 
@@ -154,12 +142,12 @@ impl<C> WithDicts<C> {
     }
 }
 
-impl WithDicts<CCtx<'static>> {
+impl<D> WithDicts<CCtx<'static>, D> {
     /// Runs `f` on the CCtx and the dictionaries, both borrowed for the same `'x`.
     #[inline(always)]
     pub(crate) fn with<R>(
         &mut self,
-        f: impl for<'x> FnOnce(&'x mut CCtx<'x>, Option<&'x Digested>) -> R,
+        f: impl for<'x> FnOnce(&'x mut CCtx<'x>, Option<&'x D>) -> R,
     ) -> R {
         let ctx = std::ptr::from_mut(&mut self.ctx).cast::<CCtx<'_>>();
         // SAFETY:
@@ -175,15 +163,15 @@ impl WithDicts<CCtx<'static>> {
     }
 }
 
-impl WithDicts<DCtx<'static>> {
+impl<D> WithDicts<DCtx<'static>, D> {
     /// Runs `f` on the DCtx and the dictionaries, both borrowed for the same `'x`.
     #[inline(always)]
     pub(crate) fn with<R>(
         &mut self,
-        f: impl for<'x> FnOnce(&'x mut DCtx<'x>, Option<&'x Digested>) -> R,
+        f: impl for<'x> FnOnce(&'x mut DCtx<'x>, Option<&'x D>) -> R,
     ) -> R {
         let ctx = std::ptr::from_mut(&mut self.ctx).cast::<DCtx<'_>>();
-        // SAFETY: as in `WithDicts<CCtx>::with`: the same lifetime-only cast, and a
+        // SAFETY: as in `WithDicts<CCtx, D>::with`: the same lifetime-only cast, and a
         // referenced DDict can only come from `self.dicts`, which outlives the context.
         f(unsafe { &mut *ctx }, self.dicts.as_deref())
     }

@@ -35,18 +35,10 @@ pub const VARIANTS: [&str; 6] = [
     ScanLibLz4::NAME,
 ];
 
-unsafe extern "C" {
-    // liblz4 (linked by lz4-sys, which does not declare these two).
-    fn LZ4_sizeofState() -> libc::c_int;
-    fn LZ4_compress_fast_extState(
-        state: *mut libc::c_void,
-        src: *const libc::c_char,
-        dst: *mut libc::c_char,
-        src_size: libc::c_int,
-        dst_capacity: libc::c_int,
-        acceleration: libc::c_int,
-    ) -> libc::c_int;
-}
+// liblz4's extState functions: acomp's own declaration (lz4-sys has none).
+#[path = "../../src/sys/lz4_extern.rs"]
+mod lz4_extern;
+use lz4_extern::{LZ4_compress_fast_extState, LZ4_sizeofState};
 
 pub struct Lz4OneShot(pub Arc<Acomp>);
 

@@ -31,8 +31,8 @@ pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
 pub(super) fn cctx<'w>(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
-    slot: &'w mut Option<WithDicts<CCtx<'static>>>,
-) -> Result<&'w mut WithDicts<CCtx<'static>>, Error> {
+    slot: &'w mut Option<WithDicts<CCtx<'static>, Digested>>,
+) -> Result<&'w mut WithDicts<CCtx<'static>, Digested>, Error> {
     if slot.is_none() {
         *slot = Some(new_cctx(params, dicts)?);
     }
@@ -43,7 +43,7 @@ pub(super) fn cctx<'w>(
 fn new_cctx(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
-) -> Result<WithDicts<CCtx<'static>>, Error> {
+) -> Result<WithDicts<CCtx<'static>, Digested>, Error> {
     let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
     for param in [
         CParameter::CompressionLevel(params.level),

@@ -22,8 +22,8 @@ use crate::{Error, Segment, Walk};
 pub(super) fn dctx<'w>(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
-    slot: &'w mut Option<WithDicts<DCtx<'static>>>,
-) -> Result<&'w mut WithDicts<DCtx<'static>>, Error> {
+    slot: &'w mut Option<WithDicts<DCtx<'static>, Digested>>,
+) -> Result<&'w mut WithDicts<DCtx<'static>, Digested>, Error> {
     if slot.is_none() {
         *slot = Some(new_dctx(params, dicts)?);
     }
@@ -34,7 +34,7 @@ pub(super) fn dctx<'w>(
 fn new_dctx(
     params: &ZstdParams,
     dicts: &Option<Arc<Digested>>,
-) -> Result<WithDicts<DCtx<'static>>, Error> {
+) -> Result<WithDicts<DCtx<'static>, Digested>, Error> {
     let mut dctx = DCtx::try_create().ok_or(Error::NoMemory)?;
     dctx.set_parameter(DParameter::WindowLogMax(params.window_log_max))
         .map_err(|c| zstd_error(c, 0))?;

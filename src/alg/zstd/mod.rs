@@ -128,8 +128,8 @@ pub(crate) fn zstd_error(code: usize, capacity: usize) -> Error {
 /// never a copy), a one-page scratch buffer, and the frame buffer of the one-shot
 /// compression.
 pub struct ZstdWorkspace {
-    cctx: Option<WithDicts<CCtx<'static>>>,
-    dctx: Option<WithDicts<DCtx<'static>>>,
+    cctx: Option<WithDicts<CCtx<'static>, Digested>>,
+    dctx: Option<WithDicts<DCtx<'static>, Digested>>,
     /// Where output goes that has no destination: the part of a range read before or
     /// between segments, and output past a full destination while the rest is checked.
     scratch: Box<[u8]>,
