@@ -1,16 +1,14 @@
 //! zstd compression: the one-shot path on the workspace's persistent CCtx, and the stream
 //! path, which writes the same frame on every cut.
 
-use std::sync::Arc;
-
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
-use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
+use zstd_safe::{CCtx, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::BLOCK_SIZE_MAX;
-use super::{Digested, ZstdParams, zstd_error};
+use super::sink::{Destination, Sink};
+use super::{ZstdParams, zstd_error};
 use crate::alg::grow_buffer;
-use crate::sys::WithDicts;
-use crate::{Error, Walk, sys};
+use crate::{Error, Walk};
 
 /// Largest source the one-shot compression takes: one block (`ZSTD_BLOCKSIZE_MAX`, or the
 /// transform's [`ZstdParams::block_size_max`]). Up to here `ZSTD_compress2` writes the same
@@ -22,55 +20,6 @@ pub(super) fn one_shot_compress_max(params: &ZstdParams) -> usize {
         .block_size_max
         .map_or(BLOCK_SIZE_MAX, u64::from)
         .min(BLOCK_SIZE_MAX) as usize
-}
-
-/// The workspace's CCtx, created on first use with the transform's parameters set once and
-/// the transform's CDict referenced (`ZSTD_CCtx_refCDict`: kept through session resets, used
-/// for every frame).
-#[inline]
-pub(super) fn cctx<'w>(
-    params: &ZstdParams,
-    dicts: &Option<Arc<Digested>>,
-    slot: &'w mut Option<WithDicts<CCtx<'static>, Digested>>,
-) -> Result<&'w mut WithDicts<CCtx<'static>, Digested>, Error> {
-    if slot.is_none() {
-        *slot = Some(new_cctx(params, dicts)?);
-    }
-    Ok(slot.as_mut().expect("created above"))
-}
-
-#[cold]
-fn new_cctx(
-    params: &ZstdParams,
-    dicts: &Option<Arc<Digested>>,
-) -> Result<WithDicts<CCtx<'static>, Digested>, Error> {
-    let mut cctx = CCtx::try_create().ok_or(Error::NoMemory)?;
-    for param in [
-        CParameter::CompressionLevel(params.level),
-        CParameter::ChecksumFlag(params.checksum),
-        CParameter::ContentSizeFlag(params.content_size),
-    ] {
-        cctx.set_parameter(param).map_err(|c| zstd_error(c, 0))?;
-    }
-    if let Some(bytes) = params.block_size_max {
-        cctx.set_parameter(CParameter::MaxBlockSize(bytes))
-            .map_err(|c| zstd_error(c, 0))?;
-    }
-    // Never write a frame this transform would refuse to read back: levels from 20 on
-    // ask for windows of up to 2^27 bytes on large sources.
-    if sys::level_window_log(params.level) > params.window_log_max {
-        cctx.set_parameter(CParameter::WindowLog(params.window_log_max))
-            .map_err(|c| zstd_error(c, 0))?;
-    }
-    let mut cctx = WithDicts::new(cctx, dicts.clone());
-    cctx.with(|cctx, dicts| match dicts.and_then(Digested::cdict) {
-        Some(cdict) => cctx
-            .ref_cdict(cdict)
-            .map(drop)
-            .map_err(|c| zstd_error(c, 0)),
-        None => Ok(()),
-    })?;
-    Ok(cctx)
 }
 
 /// `ZSTD_compressBound` for a source of at most one block (`ZSTD_COMPRESSBOUND` in
@@ -115,7 +64,7 @@ pub(super) fn compress_one_shot(
 /// Compresses fragment by fragment: starts the stream (session reset and pledged source
 /// size, the kernel's `zstd_init_cstream`), feeds each source fragment, and ends the frame
 /// across as many destination fragments as it needs. Past a full destination the frame goes
-/// on into `scratch`, only to count it: the error is then `ENOSPC` with the frame's exact
+/// on into `scratch` ([`Destination`], as decompression's), only to count it: the error is then `ENOSPC` with the frame's exact
 /// size, as the one-shot path gives it.
 ///
 /// Data goes in with `ZSTD_e_continue` and the frame ends with an empty `ZSTD_e_end`: zstd
@@ -132,7 +81,7 @@ pub(super) fn compress_stream(
         .map_err(|c| zerr(c, walk))?;
     cctx.set_pledged_src_size(Some(walk.slen() as u64))
         .map_err(|c| zerr(c, walk))?;
-    let mut overflow = 0u64;
+    let mut sink = Destination::default();
     loop {
         let src = walk.next_src();
         let mode = if src.is_empty() {
@@ -140,38 +89,21 @@ pub(super) fn compress_stream(
         } else {
             ZSTD_EndDirective::ZSTD_e_continue
         };
-        let into_scratch = walk.dst_remaining() == 0;
-        let out = if into_scratch {
-            &mut *scratch
-        } else {
-            walk.next_dst()
-        };
         let mut input = InBuffer::around(src);
-        let mut output = OutBuffer::around(out);
+        let mut output = OutBuffer::around(sink.chunk(walk, scratch));
         let ret = cctx.compress_stream2(&mut output, &mut input, mode);
         let (used, wrote) = (input.pos(), output.pos());
         walk.done_src(used);
-        if into_scratch {
-            overflow += wrote as u64;
-        } else {
-            walk.done_dst(wrote);
-        }
+        sink.done(walk, wrote);
         let left = ret.map_err(|c| zerr(c, walk))?;
         if src.is_empty() && left == 0 {
-            if overflow > 0 {
-                return Err(Error::NoSpace {
-                    needed: Some(walk.produced() as u64 + overflow),
-                    capacity: walk.dlen(),
-                });
-            }
-            return Ok(());
+            return sink.finish(walk);
         }
         if used == 0 && wrote == 0 {
             // zstd can neither take input nor write, with room to write: never seen; an
-            // error rather than a loop.
-            return Err(Error::NoSpace {
-                needed: None,
-                capacity: walk.dlen(),
+            // error rather than a loop, and not one a larger destination would mend.
+            return Err(Error::InvalidParameter {
+                reason: "zstd made no progress compressing the source (please report)".to_owned(),
             });
         }
     }

@@ -6,14 +6,15 @@
 //! (allocator headers, object layouts, pointers into the same ranges) a dictionary holds
 //! once. The kernel's zram loads one per device and shares it (no per-CPU copy); so does a
 //! transform here: one `ZSTD_CDict` and one `ZSTD_DDict` per dictionary, digested when the
-//! transform is made, referenced by every workspace's CCtx and DCtx.
+//! transform is made, referenced by every workspace's CCtx and DCtx; and which of them a
+//! frame is read with ([`select`]).
 
 use std::fmt;
 use std::sync::Arc;
 
-use zstd_safe::{CDict, DDict};
+use zstd_safe::{CDict, DCtx, DDict, ResetDirective};
 
-use super::ZstdParams;
+use super::{ZstdParams, zstd_error};
 use crate::Error;
 
 /// A zstd dictionary: its bytes and its ID. Cheap to clone (a reference count) and to share
@@ -257,4 +258,30 @@ impl Digested {
         self.cdict.as_ref().map_or(0, |c| c.sizeof())
             + self.ddicts.iter().map(|d| d.1.sizeof()).sum::<usize>()
     }
+}
+
+/// A frame whose header names a dictionary ID (RFC 8878 §3.1.1.1.3) that the transform has
+/// no dictionary for.
+pub(super) const UNKNOWN_DICTIONARY: Error = Error::Corrupt {
+    detail: "frame names a dictionary this transform lacks",
+};
+
+/// References the DDict a frame naming dictionary `id` is read with (none for 0 without a
+/// raw-content dictionary), before zstd reads the frame. acomp picks it itself, from the
+/// header it read: zstd's own pick (`ZSTD_d_refMultipleDDicts`) happens on its streaming
+/// path only, after its one-shot decoder has already loaded the previous DDict's tables.
+/// zstd takes a new reference only between frames; a range read that stopped mid-frame
+/// leaves the stream inside one, so a refusal gets a session reset and a second try.
+pub(super) fn select<'x>(dctx: &mut DCtx<'x>, dicts: &'x Digested, id: u32) -> Result<(), Error> {
+    let ddict = dicts.ddict(id).map_err(|()| UNKNOWN_DICTIONARY)?;
+    let set = |dctx: &mut DCtx<'x>| match ddict {
+        Some(ddict) => dctx.ref_ddict(ddict),
+        None => dctx.disable_dictionary(),
+    };
+    if set(dctx).is_err() {
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zstd_error(c, 0))?;
+        set(dctx).map_err(|c| zstd_error(c, 0))?;
+    }
+    Ok(())
 }

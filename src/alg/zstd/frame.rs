@@ -358,5 +358,26 @@ pub(super) fn consume(walk: &mut Walk<'_, '_>, mut n: usize) -> Result<(), Error
     Ok(())
 }
 
+/// A frame whose blocks give more or fewer bytes than its header's content size
+/// (RFC 8878 §3.1.1.1.4). libzstd's one-shot decoder says the same; its streaming decoder
+/// skips the check after an empty last block.
+pub(super) const CONTENT_SIZE_MISMATCH: Error = Error::Corrupt {
+    detail: "frame content size does not match its blocks",
+};
+
+/// A block header of the reserved type (§3.1.1.2.2).
+pub(super) const RESERVED_BLOCK_TYPE: Error = Error::Corrupt {
+    detail: "reserved block type",
+};
+
+/// zstd wanted more of a frame than its blocks and checksum declare (never seen: a guard
+/// against a loop without progress).
+pub(super) const FRAME_LONGER_THAN_BLOCKS: Error = Error::Corrupt {
+    detail: "frame longer than its blocks",
+};
+
+mod cursor;
+pub(super) use cursor::FrameCursor;
+
 #[cfg(test)]
 mod tests;

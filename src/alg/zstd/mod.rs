@@ -30,25 +30,27 @@
 //! | a corrupt frame without checksum may decode "successfully" on one CPU and fail on another (zstd picks its Huffman decoder by CPU) | nothing to do but say it: use [`ZstdParams::checksum`] where corruption must be caught | — |
 
 mod compress;
+mod context;
 mod decompress;
 pub(crate) mod dictionary;
 mod frame;
 mod one_sequence;
 mod one_shot;
+mod open;
 pub(crate) mod params;
+mod sink;
 
 use std::io::IoSlice;
 use std::sync::Arc;
 
+use zstd_safe::ResetDirective;
 use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
-use zstd_safe::{CCtx, DCtx, ResetDirective};
 
 pub(crate) use self::dictionary::Digested;
 use self::params::ZstdParams;
 use super::{Algorithm, grow_buffer, walk_slices};
 use crate::Dictionary;
 use crate::Path;
-use crate::sys::WithDicts;
 use crate::{Error, Segment, Walk, probe};
 
 /// Size of a workspace's scratch buffer: one page.
@@ -128,8 +130,8 @@ pub(crate) fn zstd_error(code: usize, capacity: usize) -> Error {
 /// never a copy), a one-page scratch buffer, and the frame buffer of the one-shot
 /// compression.
 pub struct ZstdWorkspace {
-    cctx: Option<WithDicts<CCtx<'static>, Digested>>,
-    dctx: Option<WithDicts<DCtx<'static>, Digested>>,
+    cctx: Option<context::ZstdCCtx>,
+    dctx: Option<context::ZstdDCtx>,
     /// Where output goes that has no destination: the part of a range read before or
     /// between segments, and output past a full destination while the rest is checked.
     scratch: Box<[u8]>,
@@ -167,7 +169,9 @@ impl Algorithm for Zstd {
 
     fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
         self.reject(walk.src_fragments(), walk.slen(), walk.dlen())?;
-        let cctx = compress::cctx(&self.params, &self.dicts, &mut ws.cctx)?;
+        let cctx = context::get_or_create(&mut ws.cctx, || {
+            context::new_cctx(&self.params, &self.dicts)
+        })?;
         let (frame, scratch) = (&mut ws.frame, &mut ws.scratch);
         let one_shot_max = compress::one_shot_compress_max(&self.params);
         cctx.with(|cctx, _| {
@@ -195,14 +199,18 @@ impl Algorithm for Zstd {
             return walk_slices(src, dst, |walk| self.compress(ws, walk));
         }
         self.reject(&[IoSlice::new(src)], src.len(), dst.len())?;
-        let cctx = compress::cctx(&self.params, &self.dicts, &mut ws.cctx)?;
+        let cctx = context::get_or_create(&mut ws.cctx, || {
+            context::new_cctx(&self.params, &self.dicts)
+        })?;
         let frame = &mut ws.frame;
         let n = cctx.with(|cctx, _| compress::compress_one_shot(cctx, frame, src, dst))?;
         Ok((n, Path::OneShot))
     }
 
     fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let dctx = context::get_or_create(&mut ws.dctx, || {
+            context::new_dctx(&self.params, &self.dicts)
+        })?;
         let scratch = &mut ws.scratch;
         dctx.with(|dctx, dicts| {
             if let Some((src, dst)) = walk.one_shot() {
@@ -224,7 +232,9 @@ impl Algorithm for Zstd {
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<(usize, Path), Error> {
-        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let dctx = context::get_or_create(&mut ws.dctx, || {
+            context::new_dctx(&self.params, &self.dicts)
+        })?;
         let scratch = &mut ws.scratch;
         dctx.with(|dctx, dicts| {
             if let Some(n) = self.decompress_one_shot(dctx, dicts, src, &mut *dst) {
@@ -243,7 +253,9 @@ impl Algorithm for Zstd {
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
     ) -> Result<u64, Error> {
-        let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
+        let dctx = context::get_or_create(&mut ws.dctx, || {
+            context::new_dctx(&self.params, &self.dicts)
+        })?;
         let scratch = &mut ws.scratch;
         dctx.with(|dctx, dicts| Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments))
     }

@@ -3,7 +3,7 @@
 
 use zstd_safe::DCtx;
 
-use super::decompress::select;
+use super::dictionary::select;
 use super::frame::{self, BlockType};
 use super::{Digested, Zstd, one_sequence};
 
