@@ -45,9 +45,10 @@ pub enum Error {
     /// `EBADMSG`: corrupt input; no destination could make it succeed.
     #[error("corrupt input: {detail}")]
     Corrupt {
-        /// What is wrong: the codec's own name for the error where it found it (for zstd,
-        /// `ZSTD_getErrorName`, e.g. "Restored data doesn't match checksum"), else acomp's
-        /// (e.g. "block larger than the frame's block maximum").
+        /// What is wrong with the source, in acomp's words (e.g. "block larger than the
+        /// frame's block maximum"); where zstd found it, with zstd's own name
+        /// (`ZSTD_getErrorName`) in parentheses, e.g. "the content does not match the
+        /// frame's checksum (zstd: Restored data doesn't match checksum)".
         detail: &'static str,
     },
     /// `EBADMSG`: the source ends inside a frame (a truncated frame, or bytes after the last
@@ -182,9 +183,12 @@ mod tests {
     #[test]
     fn display_is_lowercase_and_names_the_fault() {
         let e = Error::Corrupt {
-            detail: "Data corruption detected",
+            detail: "a block's content is corrupt (zstd: Data corruption detected)",
         };
-        assert_eq!(e.to_string(), "corrupt input: Data corruption detected");
+        assert_eq!(
+            e.to_string(),
+            "corrupt input: a block's content is corrupt (zstd: Data corruption detected)"
+        );
         let e = Error::NoSpace {
             needed: Some(4096),
             capacity: 4095,

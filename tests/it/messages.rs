@@ -150,3 +150,91 @@ fn an_empty_dictionary_is_refused() {
     // One byte is a raw-content dictionary, as zstd takes it.
     assert_eq!(Dictionary::from_bytes(&[7]).unwrap().id(), 0);
 }
+
+/// The page and the corrupt frame of the report: zstd level 3 (the default) compresses the
+/// page to 32 bytes; bit 1 of byte 29 (inside the block's sequences) flipped.
+fn corrupt_page_frame() -> Vec<u8> {
+    let page = [b"swap me out, ".repeat(315), b"!".to_vec()].concat();
+    assert_eq!(page.len(), 4096);
+    let mut frame = zstd_frame(&page);
+    assert_eq!(frame.len(), 32);
+    frame[29] ^= 0x02;
+    frame
+}
+
+/// zstd's streaming decoder says "Destination buffer is too small" when a corrupt block's
+/// sequences decode past the block, though its buffer fits any valid block: the message
+/// says what is wrong with the source, with zstd's name as a detail, on every path and cut,
+/// into a destination of 1 MiB.
+#[test]
+fn a_block_decoding_past_its_maximum_says_so() {
+    let tfm = Acomp::new("zstd").unwrap();
+    for (call, res) in every_call(&tfm, &corrupt_page_frame(), 1 << 20) {
+        assert_eq!(
+            res,
+            Err(
+                "corrupt input: a block decodes to more than the frame's block maximum \
+                 (zstd: Destination buffer is too small)"
+                    .to_owned()
+            ),
+            "{call}"
+        );
+    }
+}
+
+/// zstd's bare names for its own state (its buffers, its dictionaries), which mislead as
+/// the whole message about a source.
+const ZSTD_BARE_NAMES: [&str; 7] = [
+    "Destination buffer is too small",
+    "Dictionary is corrupted",
+    "Dictionary mismatch",
+    "Data corruption detected",
+    "Src size is incorrect",
+    "Restored data doesn't match checksum",
+    "Unsupported frame parameter",
+];
+
+/// The message of each `EBADMSG` of `frame` with one bit flipped, for each bit of `bits`,
+/// on every call and cut ([`every_call`]), into `cap` bytes.
+fn messages_of_flips(frame: &[u8], bits: std::ops::Range<usize>, cap: usize) -> Vec<String> {
+    let tfm = Acomp::new("zstd").unwrap();
+    let mut all = Vec::new();
+    for bit in bits {
+        let mut f = frame.to_vec();
+        f[bit / 8] ^= 1 << (bit % 8);
+        for (call, res) in every_call(&tfm, &f, cap) {
+            if let Err(msg) = res {
+                all.push(format!("{msg}\tbit {bit}, {call}"));
+            }
+        }
+    }
+    all
+}
+
+/// Every one-bit change of the report's frame and of the first 48 bytes of a text page's
+/// frame (its headers and the first block's literals header, where a "repeat" table mode
+/// with no table before makes zstd say "Dictionary is corrupted" of a frame without
+/// dictionary), on every path and cut: no `EBADMSG` message is zstd's bare name, each says
+/// what is wrong with the source in acomp's words.
+#[test]
+fn corrupt_frames_never_get_zstds_bare_names() {
+    let page = [b"swap me out, ".repeat(315), b"!".to_vec()].concat();
+    let text = letters(4096, 3);
+    let mut all = messages_of_flips(&zstd_frame(&page), 0..32 * 8, 4096);
+    all.extend(messages_of_flips(&zstd_frame(&text), 0..48 * 8, 4096));
+    let mut seen = std::collections::BTreeSet::new();
+    for line in &all {
+        let (msg, at) = line.split_once('\t').unwrap();
+        let detail = msg.strip_prefix("corrupt input: ").unwrap_or(msg);
+        assert!(!ZSTD_BARE_NAMES.contains(&detail), "{at}: {msg}");
+        seen.insert(msg);
+    }
+    // The two the report names are among them, in acomp's words.
+    for zstd_name in ["Destination buffer is too small", "Dictionary is corrupted"] {
+        assert!(
+            seen.iter()
+                .any(|m| m.contains(&format!("(zstd: {zstd_name})"))),
+            "{zstd_name}: {seen:#?}"
+        );
+    }
+}

@@ -115,7 +115,7 @@ fn frame(faults: &[Fault]) -> Vec<u8> {
 fn error_of(f: Fault) -> Error {
     match f {
         Reserved => Error::Corrupt {
-            detail: "Unsupported frame parameter",
+            detail: "the frame header sets a reserved bit (zstd: Unsupported frame parameter)",
         },
         Dictionary => Error::Corrupt {
             detail: "frame names a dictionary this transform lacks",

@@ -5,6 +5,7 @@
 use zstd_safe::{DCtx, InBuffer, OutBuffer, ResetDirective};
 
 use super::dictionary::select;
+use super::errors::corrupt_detail;
 use super::frame::{CONTENT_SIZE_MISMATCH, FRAME_LONGER_THAN_BLOCKS, FrameCursor};
 use super::sink::{Destination, Range, Sink};
 use super::{Digested, Zstd, zstd_error};
@@ -74,7 +75,7 @@ impl Zstd {
         // (acomp finds a full destination itself, through the scratch buffer.)
         let zerr = |c, walk: &Walk<'_, '_>| match zstd_error(c, walk.dlen()) {
             Error::NoSpace { .. } => Error::Corrupt {
-                detail: zstd_safe::get_error_name(c),
+                detail: corrupt_detail(c),
             },
             e => e,
         };

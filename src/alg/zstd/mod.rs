@@ -33,6 +33,7 @@ mod compress;
 mod context;
 mod decompress;
 pub(crate) mod dictionary;
+mod errors;
 mod frame;
 mod one_sequence;
 mod one_shot;
@@ -44,9 +45,9 @@ use std::io::IoSlice;
 use std::sync::Arc;
 
 use zstd_safe::ResetDirective;
-use zstd_safe::zstd_sys::ZSTD_ErrorCode as Code;
 
 pub(crate) use self::dictionary::Digested;
+pub(crate) use self::errors::zstd_error;
 use self::params::ZstdParams;
 use super::{Algorithm, grow_buffer, walk_slices};
 use crate::Dictionary;
@@ -95,33 +96,6 @@ impl Zstd {
             });
         }
         Ok(())
-    }
-}
-
-/// Maps a zstd error code to an [`Error`]. `capacity` is the destination's size, for
-/// `dstSize_tooSmall`.
-pub(crate) fn zstd_error(code: usize, capacity: usize) -> Error {
-    let is = |kind| zstd_safe::is_error_kind(code, kind);
-    if is(Code::ZSTD_error_dstSize_tooSmall) {
-        Error::NoSpace {
-            needed: None,
-            capacity,
-        }
-    } else if is(Code::ZSTD_error_memory_allocation) {
-        Error::NoMemory
-    } else if is(Code::ZSTD_error_parameter_unsupported)
-        || is(Code::ZSTD_error_parameter_outOfBound)
-        || is(Code::ZSTD_error_parameter_combination_unsupported)
-    {
-        Error::InvalidParameter {
-            reason: zstd_safe::get_error_name(code).to_owned(),
-        }
-    } else {
-        // Everything else is something zstd found wrong in the input, including a frame
-        // that needs a dictionary ("Dictionary mismatch"): no destination helps.
-        Error::Corrupt {
-            detail: zstd_safe::get_error_name(code),
-        }
     }
 }
 
@@ -292,40 +266,5 @@ impl Algorithm for Zstd {
 
     fn dictionary_bytes(&self) -> usize {
         self.dicts.as_ref().map_or(0, |d| d.bytes())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zstd_codes_map_to_kinds() {
-        let code = |c: Code| (c as usize).wrapping_neg();
-        assert_eq!(
-            zstd_error(code(Code::ZSTD_error_dstSize_tooSmall), 7),
-            Error::NoSpace {
-                needed: None,
-                capacity: 7
-            }
-        );
-        assert_eq!(
-            zstd_error(code(Code::ZSTD_error_checksum_wrong), 0),
-            Error::Corrupt {
-                detail: "Restored data doesn't match checksum"
-            }
-        );
-        assert_eq!(
-            zstd_error(code(Code::ZSTD_error_dictionary_wrong), 0).errno(),
-            libc::EBADMSG
-        );
-        assert_eq!(
-            zstd_error(code(Code::ZSTD_error_memory_allocation), 0),
-            Error::NoMemory
-        );
-        assert_eq!(
-            zstd_error(code(Code::ZSTD_error_parameter_outOfBound), 0).errno(),
-            libc::EINVAL
-        );
     }
 }
