@@ -3,11 +3,11 @@
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 
-use crate::Path;
 use crate::alg::Algorithm;
 use crate::alg::lz4::Lz4;
 use crate::alg::zstd::Zstd;
 use crate::request::Request;
+use crate::route::{Transform, route};
 use crate::segment;
 use crate::streams::{RequestKind, Streams};
 use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
@@ -36,116 +36,6 @@ use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 /// ```
 pub struct Acomp {
     inner: Box<dyn Transform>,
-    /// The algorithm's [`Algorithm::STATELESS_ONE_SHOT`]: one-shot decompressions go
-    /// straight to `Transform::decompress_one`, before the walk's path, only where it is set.
-    stateless: bool,
-}
-
-/// What `Acomp` needs of `Streams<A>`, whatever `A` is.
-trait Transform: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error>;
-    /// A request of one fragment each side, as two slices (no walk); returns the bytes
-    /// produced.
-    fn request_slices(&self, kind: RequestKind, src: &[u8], dst: &mut [u8])
-    -> Result<usize, Error>;
-    /// A one-shot decompression (the source not empty): without a workspace where the
-    /// algorithm serves it so ([`Algorithm::decompress_stateless`]), else on a locked
-    /// workspace; returns the bytes produced.
-    fn decompress_one(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error>;
-    fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
-    /// Counts a request refused before it reached a workspace; gives its error back.
-    fn refuse(&self, kind: RequestKind, e: Error) -> Error;
-    fn stats(&self) -> Stats;
-    fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]);
-    fn compress_bound(&self, slen: usize) -> usize;
-    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error>;
-}
-
-impl<A: Algorithm> Transform for Streams<A> {
-    fn name(&self) -> &'static str {
-        self.alg().name()
-    }
-
-    fn request(&self, kind: RequestKind, walk: &mut Walk<'_, '_>) -> Result<(), Error> {
-        self.serve(kind, |alg, ws| {
-            let path = match kind {
-                RequestKind::Compress => alg.compress(ws, walk)?,
-                _ => alg.decompress(ws, walk)?,
-            };
-            Ok((path, ()))
-        })
-    }
-
-    fn request_slices(
-        &self,
-        kind: RequestKind,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<usize, Error> {
-        self.serve(kind, |alg, ws| {
-            let (n, path) = match kind {
-                RequestKind::Compress => alg.compress_slices(ws, src, dst)?,
-                _ => alg.decompress_slices(ws, src, dst)?,
-            };
-            Ok((path, n))
-        })
-    }
-
-    fn decompress_one(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-        match self.serve_stateless(src, dst) {
-            Some(res) => res,
-            None => decompress_locked(self, src, dst),
-        }
-    }
-
-    fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
-        self.serve(RequestKind::Range, |alg, ws| {
-            Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
-        })
-    }
-
-    fn refuse(&self, kind: RequestKind, e: Error) -> Error {
-        Streams::refuse(self, kind, e)
-    }
-
-    fn stats(&self) -> Stats {
-        Streams::stats(self)
-    }
-
-    fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]) {
-        match kind {
-            RequestKind::Compress => self.serve_batch(
-                kind,
-                reqs,
-                |alg, ws, walk| alg.compress(ws, walk),
-                |alg, ws, src, dst| alg.compress_slices(ws, src, dst),
-            ),
-            _ => self.serve_batch(
-                kind,
-                reqs,
-                |alg, ws, walk| alg.decompress(ws, walk),
-                |alg, ws, src, dst| alg.decompress_slices(ws, src, dst),
-            ),
-        }
-    }
-
-    fn compress_bound(&self, slen: usize) -> usize {
-        self.alg().compress_bound(slen)
-    }
-
-    fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
-        self.alg().content_size(walk)
-    }
-}
-
-/// A one-shot decompression the algorithm did not serve without a workspace: served on a
-/// locked one by `request_slices`, out of line and cold, since an algorithm that sets
-/// [`Algorithm::STATELESS_ONE_SHOT`] serves its one-shot requests itself.
-#[cold]
-#[inline(never)]
-fn decompress_locked(t: &impl Transform, src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
-    t.request_slices(RequestKind::Decompress, src, dst)
 }
 
 impl fmt::Debug for Acomp {
@@ -216,7 +106,6 @@ impl Acomp {
     fn from_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
             inner: Box::new(Streams::new(alg)?),
-            stateless: A::STATELESS_ONE_SHOT,
         })
     }
 
@@ -246,12 +135,9 @@ impl Acomp {
         src: &[IoSlice<'_>],
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
-        if let ([s], [d]) = (src, &mut *dst) {
-            return self.inner.request_slices(RequestKind::Compress, s, d);
-        }
-        let mut walk = Walk::new(src, dst);
-        self.inner.request(RequestKind::Compress, &mut walk)?;
-        Ok(walk.produced())
+        route(src, dst, |req| {
+            self.inner.request(RequestKind::Compress, req)
+        })
     }
 
     /// Decompresses the source fragments (one or more concatenated frames; skippable frames
@@ -287,38 +173,9 @@ impl Acomp {
         src: &[IoSlice<'_>],
         dst: &mut [IoSliceMut<'_>],
     ) -> Result<usize, Error> {
-        // A one-shot request to an algorithm that decodes without a workspace: one virtual
-        // call, before the frame of the walk's path is set up.
-        if self.stateless {
-            if let ([s], [d]) = (src, &mut *dst) {
-                if !s.is_empty() {
-                    return self.inner.decompress_one(s, d);
-                }
-            }
-        }
-        self.decompress_walk(src, dst)
-    }
-
-    /// [`decompress`](Acomp::decompress) for every request the algorithm does not serve
-    /// without a workspace.
-    fn decompress_walk(
-        &self,
-        src: &[IoSlice<'_>],
-        dst: &mut [IoSliceMut<'_>],
-    ) -> Result<usize, Error> {
-        let kind = RequestKind::Decompress;
-        if let ([s], [d]) = (src, &mut *dst) {
-            if let Some(e) = kind.refusal(s.len()) {
-                return Err(self.inner.refuse(kind, e));
-            }
-            return self.inner.request_slices(kind, s, d);
-        }
-        let mut walk = Walk::new(src, dst);
-        if let Some(e) = kind.refusal(walk.slen()) {
-            return Err(self.inner.refuse(kind, e));
-        }
-        self.inner.request(kind, &mut walk)?;
-        Ok(walk.produced())
+        route(src, dst, |req| {
+            self.inner.request(RequestKind::Decompress, req)
+        })
     }
 
     /// Reads a byte range of a compressed extent: decompresses the first frame of the source

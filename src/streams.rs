@@ -17,7 +17,8 @@ use parking_lot::{Mutex, MutexGuard};
 use crate::Path;
 use crate::alg::Algorithm;
 use crate::request::Request;
-use crate::{Error, ErrorKind, Stats, Walk, cpu};
+use crate::route::{Fragments, route};
+use crate::{Error, ErrorKind, Stats, cpu};
 
 /// The kinds of request, each counted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,8 +261,7 @@ impl<A: Algorithm> Streams<A> {
         &self,
         kind: RequestKind,
         reqs: &mut [Request<'_, '_>],
-        op: impl Fn(&A, &mut A::Workspace, &mut Walk<'_, '_>) -> Result<Path, Error>,
-        op_slices: impl Fn(&A, &mut A::Workspace, &[u8], &mut [u8]) -> Result<(usize, Path), Error>,
+        op: impl Fn(&A, &mut A::Workspace, Fragments<'_, '_, '_>) -> Result<(usize, Path), Error>,
     ) {
         let mut tally = Tally::default();
         let mut rest = reqs;
@@ -274,21 +274,13 @@ impl<A: Algorithm> Streams<A> {
                 if served == BATCH_HOLD_REQUESTS || bytes >= BATCH_HOLD_BYTES {
                     break;
                 }
-                // One fragment each side (a page into a page): no walk.
-                let res = if let ([src], [dst]) = (req.src, &mut *req.dst) {
-                    bytes += src.len();
-                    match kind.refusal(src.len()) {
+                let res = route(req.src, req.dst, |frags| {
+                    bytes += frags.slen();
+                    match kind.refusal(frags.slen()) {
                         Some(e) => Err(e),
-                        None => op_slices(&self.alg, &mut ws, src, dst),
+                        None => op(&self.alg, &mut ws, frags),
                     }
-                } else {
-                    let mut walk = Walk::new(req.src, req.dst);
-                    bytes += walk.slen();
-                    match kind.refusal(walk.slen()) {
-                        Some(e) => Err(e),
-                        None => op(&self.alg, &mut ws, &mut walk).map(|p| (walk.produced(), p)),
-                    }
-                };
+                });
                 if res.is_err() {
                     self.alg.reset(&mut ws);
                 }

@@ -173,13 +173,24 @@ impl<'w, 'a> Walk<'w, 'a> {
     /// `None` otherwise.
     #[inline]
     pub fn one_shot(&mut self) -> Option<(&'w [u8], &mut [u8])> {
-        let src = self.next_src();
-        if self.consumed != 0 || self.produced != 0 || src.len() != self.slen {
+        if !self.is_one_shot() {
             return None;
         }
-        let dlen = self.dlen;
-        let dst = self.next_dst();
-        (dst.len() == dlen).then_some((src, dst))
+        let src = self.next_src();
+        Some((src, self.next_dst()))
+    }
+
+    /// Whether [`one_shot`](Walk::one_shot) would give the two slices.
+    #[inline]
+    pub fn is_one_shot(&self) -> bool {
+        self.consumed == 0
+            && self.produced == 0
+            && self.next_src().len() == self.slen
+            && self
+                .dst
+                .get(self.dst_idx)
+                .map_or(0, |d| d.len() - self.dst_off)
+                == self.dlen
     }
 
     /// Copies the next source bytes, across fragments, into `buf` without consuming them.

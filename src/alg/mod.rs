@@ -1,5 +1,6 @@
 //! The algorithms behind a transform, for those who write one: the [`Algorithm`] trait,
-//! the [`Walk`] over a request's fragments it is given, and the [`Path`] it reports; zstd
+//! the shape of a request it is given ([`Fragments`]: one fragment each side, or a [`Walk`]
+//! over any other cut), and the [`Path`] it reports; zstd
 //! ([`zstd::Zstd`]) and lz4 ([`lz4::Lz4`]) as [`Acomp::with_algorithm`](crate::Acomp::with_algorithm)
 //! takes them. One folder per algorithm.
 //!
@@ -16,8 +17,7 @@ pub mod lz4;
 mod repeat;
 pub mod zstd;
 
-use std::io::{IoSlice, IoSliceMut};
-
+pub use crate::route::Fragments;
 pub use crate::walk::Walk;
 use crate::{Error, Path, Segment};
 
@@ -27,9 +27,9 @@ use crate::{Error, Path, Segment};
 /// transform creates (outside any lock), locks around each call, and resets with
 /// [`reset`](Algorithm::reset) after any error.
 ///
-/// Contract for `compress` and `decompress`: on `Ok`, the output is the first
-/// `walk.produced()` bytes of the destination; the outcome (bytes and error kind) must not
-/// depend on how source and destination are cut into fragments.
+/// Contract for `compress` and `decompress`: on `Ok(n, _)`, the output is the first `n`
+/// bytes of the destination; the outcome (bytes and error kind) must not depend on how
+/// source and destination are cut into fragments.
 pub trait Algorithm: Send + Sync + 'static {
     /// Per-CPU state: contexts, buffers.
     type Workspace: Send;
@@ -45,51 +45,31 @@ pub trait Algorithm: Send + Sync + 'static {
     /// [`Error::NoMemory`] where memory cannot be had.
     fn new_workspace(&self) -> Result<Self::Workspace, Error>;
 
-    /// Compresses the walk's source into its destination.
+    /// Compresses the request's source into its destination: one fragment each side
+    /// ([`Fragments::One`], the one-shot case, decided once by the transform), or a walk
+    /// over any other cut. Returns the bytes written (the output is that many bytes at the
+    /// front of the destination) and the path taken.
     ///
     /// # Errors
     ///
     /// [`Error::NoSpace`] where the destination is too small; [`Error::NoMemory`].
-    fn compress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
+    fn compress(
+        &self,
+        ws: &mut Self::Workspace,
+        req: Fragments<'_, '_, '_>,
+    ) -> Result<(usize, Path), Error>;
 
-    /// Decompresses the walk's source (one or more frames) into its destination.
+    /// Decompresses the request's source (one or more frames) into its destination, in
+    /// the shapes [`compress`](Algorithm::compress) is given them.
     ///
     /// # Errors
     ///
     /// Any kind of [`Error`]; see [`Error::errno`].
-    fn decompress(&self, ws: &mut Self::Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error>;
-
-    /// [`compress`](Algorithm::compress) for a request of one fragment each side, given as
-    /// two slices: the batch calls' entry for such requests, which spares them the walk.
-    /// Returns the bytes written and the path. The outcome must be the one `compress` gives
-    /// on the walk of the two slices, which is what the default runs.
-    ///
-    /// # Errors
-    ///
-    /// As [`compress`](Algorithm::compress).
-    fn compress_slices(
+    fn decompress(
         &self,
         ws: &mut Self::Workspace,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(usize, Path), Error> {
-        walk_slices(src, dst, |walk| self.compress(ws, walk))
-    }
-
-    /// [`decompress`](Algorithm::decompress) for a request of one fragment each side, given
-    /// as two slices, as [`compress_slices`](Algorithm::compress_slices) is for `compress`.
-    ///
-    /// # Errors
-    ///
-    /// As [`decompress`](Algorithm::decompress).
-    fn decompress_slices(
-        &self,
-        ws: &mut Self::Workspace,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(usize, Path), Error> {
-        walk_slices(src, dst, |walk| self.decompress(ws, walk))
-    }
+        req: Fragments<'_, '_, '_>,
+    ) -> Result<(usize, Path), Error>;
 
     /// Whether [`decompress_stateless`](Algorithm::decompress_stateless) may serve
     /// requests: the transform tries it only then, so that an algorithm without it pays
@@ -163,21 +143,6 @@ pub trait Algorithm: Send + Sync + 'static {
     fn dictionary_bytes(&self) -> usize {
         0
     }
-}
-
-/// Runs `op` on the walk of one source and one destination slice; returns the bytes it
-/// produced and its path.
-#[inline]
-pub(crate) fn walk_slices(
-    src: &[u8],
-    dst: &mut [u8],
-    op: impl FnOnce(&mut Walk<'_, '_>) -> Result<Path, Error>,
-) -> Result<(usize, Path), Error> {
-    let src = [IoSlice::new(src)];
-    let mut dst = [IoSliceMut::new(dst)];
-    let mut walk = Walk::new(&src, &mut dst);
-    let path = op(&mut walk)?;
-    Ok((walk.produced(), path))
 }
 
 /// Grows a workspace buffer to at least `len` bytes (zero-filled where new) and returns its

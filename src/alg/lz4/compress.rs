@@ -8,14 +8,23 @@ use crate::alg::grow_buffer;
 use crate::{Error, Walk, sys};
 
 impl Lz4 {
-    /// Compresses the walk's source into its destination; whether it was one fragment each
-    /// side.
-    pub(super) fn compress_walk(
+    /// Compresses one source slice into one destination slice (the one-shot path);
+    /// returns the block's size.
+    pub(super) fn compress_one(
         &self,
         ws: &mut Lz4Workspace,
-        walk: &mut Walk<'_, '_>,
-    ) -> Result<bool, Error> {
-        let slen = walk.slen();
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize, Error> {
+        self.check_request(src.len())?;
+        let acceleration = self.params.acceleration;
+        let state = lz4_state(&mut ws.state)?;
+        compress_block(state, src, dst, acceleration)
+            .map_err(|_| no_space(state, &mut ws.dst, src, dst.len(), acceleration))
+    }
+
+    /// A source over the request limit is `EINVAL`, on every cut.
+    fn check_request(&self, slen: usize) -> Result<(), Error> {
         if slen > self.params.request_max {
             return Err(Error::InvalidParameter {
                 reason: format!(
@@ -24,15 +33,20 @@ impl Lz4 {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// Compresses the walk's source (any cut) into its destination: the linearised path,
+    /// through the workspace's buffers where a side is in several fragments.
+    pub(super) fn compress_walk(
+        &self,
+        ws: &mut Lz4Workspace,
+        walk: &mut Walk<'_, '_>,
+    ) -> Result<(), Error> {
+        let slen = walk.slen();
+        self.check_request(slen)?;
         let acceleration = self.params.acceleration;
         let state = lz4_state(&mut ws.state)?;
-        if let Some((src, dst)) = walk.one_shot() {
-            let n = compress_block(state, src, dst, acceleration)
-                .map_err(|_| no_space(state, &mut ws.dst, src, dst.len(), acceleration))?;
-            walk.done_src(slen);
-            walk.done_dst(n);
-            return Ok(true);
-        }
         let src = linear_src(walk, &mut ws.src)?;
         let dlen = walk.dlen();
         let dst = walk.next_dst();
@@ -59,7 +73,7 @@ impl Lz4 {
             let len = walk.next_src().len();
             walk.done_src(len);
         }
-        Ok(false)
+        Ok(())
     }
 }
 

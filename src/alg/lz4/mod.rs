@@ -50,7 +50,7 @@ mod fast;
 pub(crate) mod params;
 
 use self::params::Lz4Params;
-use super::{Algorithm, grow_buffer};
+use super::{Algorithm, Fragments, grow_buffer};
 use crate::Path;
 use crate::{Error, Walk, sys};
 
@@ -156,23 +156,32 @@ impl Algorithm for Lz4 {
         })
     }
 
-    fn compress(&self, ws: &mut Lz4Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        Ok(if self.compress_walk(ws, walk)? {
-            Path::OneShot
-        } else {
-            Path::Stream
-        })
+    fn compress(
+        &self,
+        ws: &mut Lz4Workspace,
+        req: Fragments<'_, '_, '_>,
+    ) -> Result<(usize, Path), Error> {
+        match req {
+            Fragments::One { src, dst } => Ok((self.compress_one(ws, src, dst)?, Path::OneShot)),
+            req => req.walk(|walk| {
+                self.compress_walk(ws, walk)?;
+                Ok(Path::Stream)
+            }),
+        }
     }
 
-    fn decompress(&self, ws: &mut Lz4Workspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        if let Some((src, dst)) = walk.one_shot() {
-            let n = self.decode_into(src, dst)?;
-            walk.done_src(src.len());
-            walk.done_dst(n);
-            return Ok(Path::OneShot);
+    fn decompress(
+        &self,
+        ws: &mut Lz4Workspace,
+        req: Fragments<'_, '_, '_>,
+    ) -> Result<(usize, Path), Error> {
+        match req {
+            Fragments::One { src, dst } => Ok((self.decode_into(src, dst)?, Path::OneShot)),
+            req => req.walk(|walk| {
+                self.decompress_linear(ws, walk)?;
+                Ok(Path::Stream)
+            }),
         }
-        self.decompress_linear(ws, walk)?;
-        Ok(Path::Stream)
     }
 
     /// acomp's block decoder keeps no state: the one-shot path needs no workspace.

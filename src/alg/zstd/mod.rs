@@ -49,7 +49,7 @@ use zstd_safe::ResetDirective;
 pub(crate) use self::dictionary::Digested;
 pub(crate) use self::errors::zstd_error;
 use self::params::ZstdParams;
-use super::{Algorithm, grow_buffer, walk_slices};
+use super::{Algorithm, Fragments, grow_buffer};
 use crate::Dictionary;
 use crate::Path;
 use crate::{Error, Segment, Walk, probe};
@@ -88,8 +88,19 @@ impl Zstd {
     /// Early rejection, where it is on: `ENOSPC` without `needed` for a source the probe
     /// finds incompressible, into a destination no larger than it.
     #[inline]
-    fn reject(&self, src: &[IoSlice<'_>], slen: usize, dlen: usize) -> Result<(), Error> {
-        if self.params.early_rejection && dlen <= slen && probe::incompressible(src, slen) {
+    fn reject(&self, req: &Fragments<'_, '_, '_>) -> Result<(), Error> {
+        if !self.params.early_rejection {
+            return Ok(());
+        }
+        let one;
+        let (src, slen, dlen) = match req {
+            Fragments::One { src, dst } => {
+                one = [IoSlice::new(src)];
+                (&one[..], src.len(), dst.len())
+            }
+            Fragments::Many(walk) => (walk.src_fragments(), walk.slen(), walk.dlen()),
+        };
+        if dlen <= slen && probe::incompressible(src, slen) {
             return Err(Error::NoSpace {
                 needed: None,
                 capacity: dlen,
@@ -141,80 +152,45 @@ impl Algorithm for Zstd {
         })
     }
 
-    fn compress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
-        self.reject(walk.src_fragments(), walk.slen(), walk.dlen())?;
+    fn compress(
+        &self,
+        ws: &mut ZstdWorkspace,
+        req: Fragments<'_, '_, '_>,
+    ) -> Result<(usize, Path), Error> {
+        self.reject(&req)?;
         let cctx = context::get_or_create(&mut ws.cctx, || {
             context::new_cctx(&self.params, &self.dicts)
         })?;
         let (frame, scratch) = (&mut ws.frame, &mut ws.scratch);
         let one_shot_max = compress::one_shot_compress_max(&self.params);
-        cctx.with(|cctx, _| {
-            if walk.slen() <= one_shot_max {
-                if let Some((src, dst)) = walk.one_shot() {
-                    let n = compress::compress_one_shot(cctx, frame, src, dst)?;
-                    walk.done_src(src.len());
-                    walk.done_dst(n);
-                    return Ok(Path::OneShot);
-                }
-            }
-            compress::compress_stream(cctx, scratch, walk)?;
-            Ok(Path::Stream)
+        cctx.with(|cctx, _| match req {
+            Fragments::One { src, dst } if src.len() <= one_shot_max => Ok((
+                compress::compress_one_shot(cctx, frame, src, dst)?,
+                Path::OneShot,
+            )),
+            req => req.walk(|walk| {
+                compress::compress_stream(cctx, scratch, walk)?;
+                Ok(Path::Stream)
+            }),
         })
     }
 
-    #[inline(always)]
-    fn compress_slices(
+    fn decompress(
         &self,
         ws: &mut ZstdWorkspace,
-        src: &[u8],
-        dst: &mut [u8],
+        mut req: Fragments<'_, '_, '_>,
     ) -> Result<(usize, Path), Error> {
-        if src.len() > compress::one_shot_compress_max(&self.params) {
-            return walk_slices(src, dst, |walk| self.compress(ws, walk));
-        }
-        self.reject(&[IoSlice::new(src)], src.len(), dst.len())?;
-        let cctx = context::get_or_create(&mut ws.cctx, || {
-            context::new_cctx(&self.params, &self.dicts)
-        })?;
-        let frame = &mut ws.frame;
-        let n = cctx.with(|cctx, _| compress::compress_one_shot(cctx, frame, src, dst))?;
-        Ok((n, Path::OneShot))
-    }
-
-    fn decompress(&self, ws: &mut ZstdWorkspace, walk: &mut Walk<'_, '_>) -> Result<Path, Error> {
         let dctx = context::get_or_create(&mut ws.dctx, || {
             context::new_dctx(&self.params, &self.dicts)
         })?;
         let scratch = &mut ws.scratch;
         dctx.with(|dctx, dicts| {
-            if let Some((src, dst)) = walk.one_shot() {
+            if let Fragments::One { src, dst } = &mut req {
                 if let Some(n) = self.decompress_one_shot(dctx, dicts, src, dst) {
-                    walk.done_src(src.len());
-                    walk.done_dst(n);
-                    return Ok(Path::OneShot);
+                    return Ok((n, Path::OneShot));
                 }
             }
-            self.decompress_stream(dctx, dicts, scratch, walk)?;
-            Ok(Path::Stream)
-        })
-    }
-
-    #[inline(always)]
-    fn decompress_slices(
-        &self,
-        ws: &mut ZstdWorkspace,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(usize, Path), Error> {
-        let dctx = context::get_or_create(&mut ws.dctx, || {
-            context::new_dctx(&self.params, &self.dicts)
-        })?;
-        let scratch = &mut ws.scratch;
-        dctx.with(|dctx, dicts| {
-            if let Some(n) = self.decompress_one_shot(dctx, dicts, src, &mut *dst) {
-                return Ok((n, Path::OneShot));
-            }
-            walk_slices(src, dst, |walk| {
+            req.walk(|walk| {
                 self.decompress_stream(dctx, dicts, scratch, walk)?;
                 Ok(Path::Stream)
             })
