@@ -6,10 +6,10 @@ use std::io::{IoSlice, IoSliceMut};
 use crate::alg::Algorithm;
 use crate::alg::lz4::Lz4;
 use crate::alg::zstd::Zstd;
+use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
 use crate::route::{Transform, route};
 use crate::segment;
-use crate::streams::{RequestKind, Streams};
 use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
@@ -36,6 +36,18 @@ use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 /// ```
 pub struct Acomp {
     inner: Box<dyn Transform>,
+}
+
+/// Which algorithm a transform runs ([`Acomp::codec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Codec {
+    /// zstd ([`Acomp::with_zstd`], `"zstd"`).
+    Zstd,
+    /// lz4 raw blocks ([`Acomp::with_lz4`], `"lz4"`).
+    Lz4,
+    /// An algorithm of one's own (feature `unstable-algorithm`, `Acomp::with_algorithm`).
+    Custom,
 }
 
 impl fmt::Debug for Acomp {
@@ -105,13 +117,26 @@ impl Acomp {
 
     fn from_algorithm<A: Algorithm>(alg: A) -> Result<Acomp, Error> {
         Ok(Acomp {
-            inner: Box::new(Streams::new(alg)?),
+            inner: Box::new(WorkspacePool::new(alg)?),
         })
     }
 
-    /// The algorithm's name, e.g. `"zstd"`.
+    /// The algorithm's name, e.g. `"zstd"`, as [`Acomp::new`] knows it.
     pub fn name(&self) -> &'static str {
         self.inner.name()
+    }
+
+    /// Which algorithm the transform runs: to branch on it without comparing names.
+    ///
+    /// ```
+    /// use acomp::{Acomp, Codec};
+    ///
+    /// assert_eq!(Acomp::new("zstd")?.codec(), Codec::Zstd);
+    /// assert_eq!(Acomp::new("lz4")?.codec(), Codec::Lz4);
+    /// # Ok::<(), acomp::Error>(())
+    /// ```
+    pub fn codec(&self) -> Codec {
+        self.inner.codec()
     }
 
     /// Compresses the source fragments (`slen` bytes in all) into the destination fragments

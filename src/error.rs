@@ -31,14 +31,23 @@ pub enum Error {
     ///
     /// `needed` is the exact size of the whole output in bytes: compression finished the
     /// frame (in scratch memory) to learn it, decompression decoded and checked the rest of
-    /// the source. It is `None` only where a compression was refused by early rejection
-    /// without compressing ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection),
-    /// off by default); a plug-in algorithm (feature `unstable-algorithm`) that cannot tell
-    /// gives `None` too, and is then counted as rejected.
+    /// the source. zstd and lz4 always give it; only a plug-in algorithm (feature
+    /// `unstable-algorithm`) that cannot tell gives `None`. A compression refused by early
+    /// rejection is [`Error::Incompressible`], not this.
     #[error("destination too small: {capacity} bytes{}", needed_text(*.needed))]
     NoSpace {
         /// Bytes the output needs, where known.
         needed: Option<u64>,
+        /// Bytes the destination holds.
+        capacity: usize,
+    },
+    /// `ENOSPC`: early rejection ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection),
+    /// off by default) found the source incompressible (a sample of it looks random) and
+    /// refused it without compressing, into a destination no larger than the source: store
+    /// the data uncompressed, as zswap and zram do with a page that does not compress.
+    /// Counted in [`Stats::rejected`](crate::Stats::rejected), not as an error.
+    #[error("incompressible source: refused by early rejection into {capacity} bytes")]
+    Incompressible {
         /// Bytes the destination holds.
         capacity: usize,
     },
@@ -140,7 +149,7 @@ impl Error {
     /// The error's kind.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NoSpace { .. } => ErrorKind::NoSpace,
+            Error::NoSpace { .. } | Error::Incompressible { .. } => ErrorKind::NoSpace,
             Error::Corrupt { .. } | Error::Truncated | Error::TrailingBytes { .. } => {
                 ErrorKind::Corrupt
             }

@@ -182,18 +182,18 @@ mod cpu;
 mod error;
 pub mod lz4;
 mod path;
+mod pool;
 mod probe;
 mod request;
 mod route;
 mod segment;
 mod stats;
-mod streams;
 #[allow(unsafe_code)]
 mod sys;
 mod walk;
 pub mod zstd;
 
-pub use crate::acomp::Acomp;
+pub use crate::acomp::{Acomp, Codec};
 pub use crate::alg::lz4::params::Lz4Params;
 pub use crate::alg::zstd::dictionary::Dictionary;
 pub use crate::alg::zstd::params::ZstdParams;

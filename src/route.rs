@@ -3,11 +3,15 @@
 //! the shape ([`Fragments`]); the transform's workspace pool behind `dyn Transform` serves
 //! every kind through one method.
 
+use std::any::TypeId;
 use std::io::{IoSlice, IoSliceMut};
 
+use crate::Codec;
 use crate::alg::Algorithm;
+use crate::alg::lz4::Lz4;
+use crate::alg::zstd::Zstd;
+use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
-use crate::streams::{RequestKind, Streams};
 use crate::{Error, Path, Segment, Stats, Walk};
 
 /// A request's source and destination as an algorithm is given them: one fragment each
@@ -82,9 +86,10 @@ pub(crate) fn route<R>(
     serve(Fragments::Many(&mut walk))
 }
 
-/// What `Acomp` needs of its workspace pool (`Streams<A>`), whatever the algorithm `A`.
+/// What `Acomp` needs of its workspace pool (`WorkspacePool<A>`), whatever the algorithm `A`.
 pub(crate) trait Transform: Send + Sync {
     fn name(&self) -> &'static str;
+    fn codec(&self) -> Codec;
     /// A compression or decompression, counted; refused before any workspace where its
     /// kind says so ([`RequestKind::refusal`]). Returns the bytes produced.
     fn request(&self, kind: RequestKind, req: Fragments<'_, '_, '_>) -> Result<usize, Error>;
@@ -113,9 +118,20 @@ fn run<A: Algorithm>(
     }
 }
 
-impl<A: Algorithm> Transform for Streams<A> {
+impl<A: Algorithm> Transform for WorkspacePool<A> {
     fn name(&self) -> &'static str {
         self.alg().name()
+    }
+
+    fn codec(&self) -> Codec {
+        let id = TypeId::of::<A>();
+        if id == TypeId::of::<Zstd>() {
+            Codec::Zstd
+        } else if id == TypeId::of::<Lz4>() {
+            Codec::Lz4
+        } else {
+            Codec::Custom
+        }
     }
 
     fn request(&self, kind: RequestKind, mut req: Fragments<'_, '_, '_>) -> Result<usize, Error> {
@@ -143,11 +159,11 @@ impl<A: Algorithm> Transform for Streams<A> {
     }
 
     fn refuse(&self, kind: RequestKind, e: Error) -> Error {
-        Streams::refuse(self, kind, e)
+        WorkspacePool::refuse(self, kind, e)
     }
 
     fn stats(&self) -> Stats {
-        Streams::stats(self)
+        WorkspacePool::stats(self)
     }
 
     fn batch(&self, kind: RequestKind, reqs: &mut [Request<'_, '_>]) {

@@ -5,8 +5,8 @@ use std::fmt;
 /// Counters of a transform, from [`Acomp::stats`](crate::Acomp::stats).
 ///
 /// Every request counts once in `compress` or `decompress`, and once more either by the
-/// path that served it (`one_shot`, `stream`) or by the kind of its error (`no_space`,
-/// `corrupt`, `invalid`, `no_memory`).
+/// path that served it (`one_shot`, `stream`), as refused by early rejection (`rejected`),
+/// or by the kind of its error (`no_space`, `corrupt`, `invalid`, `no_memory`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
@@ -18,10 +18,12 @@ pub struct Stats {
     pub one_shot: u64,
     /// Successful requests served by the stream path.
     pub stream: u64,
-    /// Failed with `ENOSPC`.
+    /// Failed with `ENOSPC` ([`Error::NoSpace`](crate::Error::NoSpace)): the output did not fit.
     pub no_space: u64,
     /// Compressions refused by early rejection ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection)),
-    /// without compressing; also counted in `no_space`.
+    /// without compressing ([`Error::Incompressible`](crate::Error::Incompressible), whose
+    /// errno is `ENOSPC` too): a routine outcome for a page store, not counted in
+    /// `no_space`.
     pub rejected: u64,
     /// Failed with `EBADMSG`.
     pub corrupt: u64,
@@ -62,8 +64,8 @@ pub struct Stats {
 /// Prints the counters in three lines, as the main job's report does:
 ///
 /// ```text
-/// requests: compress 856, decompress 1142 (range 0); one-shot 1605, stream 393
-/// errors: no_space 0 (rejected early 0), corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
+/// requests: compress 856, decompress 1142 (range 0); one-shot 1605, stream 393, rejected early 0
+/// errors: no_space 0, corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
 /// workspaces: 2 of 2 slots, 372 KiB
 /// ```
 ///
@@ -73,19 +75,13 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "requests: compress {}, decompress {} (range {}); one-shot {}, stream {}",
-            self.compress, self.decompress, self.range, self.one_shot, self.stream
+            "requests: compress {}, decompress {} (range {}); one-shot {}, stream {}, rejected early {}",
+            self.compress, self.decompress, self.range, self.one_shot, self.stream, self.rejected
         )?;
         writeln!(
             f,
-            "errors: no_space {} (rejected early {}), corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
-            self.no_space,
-            self.rejected,
-            self.corrupt,
-            self.invalid,
-            self.no_memory,
-            self.busy,
-            self.fallback
+            "errors: no_space {}, corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
+            self.no_space, self.corrupt, self.invalid, self.no_memory, self.busy, self.fallback
         )?;
         write!(
             f,

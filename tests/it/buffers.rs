@@ -195,11 +195,11 @@ fn stats_print_themselves() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "requests: compress 1, decompress 1 (range 0); one-shot 1, stream 0"
+        "requests: compress 1, decompress 1 (range 0); one-shot 1, stream 0, rejected early 0"
     );
     assert_eq!(
         lines[1],
-        "errors: no_space 1 (rejected early 0), corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0"
+        "errors: no_space 1, corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0"
     );
     let slots = tfm.stats().slots;
     assert!(

@@ -17,14 +17,8 @@ fn random_pages_are_refused_on_every_cut() {
         let page = random_bytes(4096, seed);
         for (s, d) in all_cut_pairs() {
             let err = compress(&tfm, &page, s, 4096, d).unwrap_err();
-            assert_eq!(
-                err,
-                Error::NoSpace {
-                    needed: None,
-                    capacity: 4096
-                },
-                "{s:?}/{d:?}"
-            );
+            assert_eq!(err, Error::Incompressible { capacity: 4096 }, "{s:?}/{d:?}");
+            assert_eq!(err.errno(), libc::ENOSPC);
             refused += 1;
         }
         // Room for the bound: compressed, never refused.
@@ -32,7 +26,25 @@ fn random_pages_are_refused_on_every_cut() {
         assert!(compress(&tfm, &page, Cut::Every(100), bound, Cut::One).is_ok());
     }
     let s = tfm.stats();
-    assert_eq!((s.rejected, s.no_space), (refused, refused));
+    // A rejection is its own outcome, not an error.
+    assert_eq!((s.rejected, s.no_space), (refused, 0));
+    assert_eq!(s.compress, refused + 10);
+    // And prints among the requests, not the errors.
+    let text = s.to_string();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(", rejected early {refused}")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("errors: no_space 0,"),
+        "{text}"
+    );
 }
 
 #[test]

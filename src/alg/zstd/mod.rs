@@ -85,7 +85,7 @@ impl Zstd {
         &self.params
     }
 
-    /// Early rejection, where it is on: `ENOSPC` without `needed` for a source the probe
+    /// Early rejection, where it is on: [`Error::Incompressible`] for a source the probe
     /// finds incompressible, into a destination no larger than it.
     #[inline]
     fn reject(&self, req: &Fragments<'_, '_, '_>) -> Result<(), Error> {
@@ -101,10 +101,7 @@ impl Zstd {
             Fragments::Many(walk) => (walk.src_fragments(), walk.slen(), walk.dlen()),
         };
         if dlen <= slen && probe::incompressible(src, slen) {
-            return Err(Error::NoSpace {
-                needed: None,
-                capacity: dlen,
-            });
+            return Err(Error::Incompressible { capacity: dlen });
         }
         Ok(())
     }

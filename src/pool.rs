@@ -1,4 +1,6 @@
-//! Per-CPU workspace slots, after the kernel's `struct crypto_acomp_streams`.
+//! The workspace pool: per-CPU workspace slots, after the kernel's
+//! `struct crypto_acomp_streams` (whose "streams" are workspaces: named here for what they
+//! hold, since a workspace serves one-shot requests as well as streams).
 //!
 //! One slot per configured CPU, each cache-padded behind its own lock. A request takes the
 //! slot of the CPU it runs on. A slot is filled on first use by the request that finds it
@@ -45,7 +47,7 @@ pub(crate) const BATCH_HOLD_REQUESTS: usize = 16;
 /// Most source bytes a batch serves under one hold of a workspace.
 pub(crate) const BATCH_HOLD_BYTES: usize = 64 * 1024;
 
-pub(crate) struct Streams<A: Algorithm> {
+pub(crate) struct WorkspacePool<A: Algorithm> {
     alg: A,
     slots: Box<[CachePadded<Slot<A::Workspace>>]>,
 }
@@ -65,8 +67,8 @@ struct Slot<W> {
 /// costs one atomic add.
 #[derive(Default)]
 struct Outcomes {
-    /// Compressions refused by early rejection (`ENOSPC` without `needed`), also counted
-    /// in `no_space`.
+    /// Compressions refused by early rejection (`Error::Incompressible`), not counted in
+    /// `no_space`.
     rejected: AtomicU64,
     one_shot: AtomicU64,
     stream: AtomicU64,
@@ -74,13 +76,6 @@ struct Outcomes {
     corrupt: AtomicU64,
     invalid: AtomicU64,
     no_memory: AtomicU64,
-}
-
-/// Whether a request was refused by early rejection: `ENOSPC` that does not say how much
-/// room was needed (a compression that ran says it exactly).
-#[inline]
-fn rejected(res: Result<Path, &Error>) -> bool {
-    matches!(res, Err(Error::NoSpace { needed: None, .. }))
 }
 
 /// Outcomes of the requests of a batch, counted locally and added to a slot's counters once,
@@ -99,10 +94,8 @@ struct Tally {
 impl Tally {
     #[inline]
     fn record(&mut self, res: Result<Path, &Error>) {
-        if rejected(res) {
-            self.rejected += 1;
-        }
         *match res {
+            Err(Error::Incompressible { .. }) => &mut self.rejected,
             Ok(Path::OneShot) => &mut self.one_shot,
             Ok(Path::Stream) => &mut self.stream,
             Err(e) => match e.kind() {
@@ -135,10 +128,8 @@ impl Outcomes {
 
     #[inline]
     fn record(&self, res: Result<Path, &Error>) {
-        if rejected(res) {
-            self.rejected.fetch_add(1, Relaxed);
-        }
         let counter = match res {
+            Err(Error::Incompressible { .. }) => &self.rejected,
             Ok(Path::OneShot) => &self.one_shot,
             Ok(Path::Stream) => &self.stream,
             Err(e) => match e.kind() {
@@ -157,7 +148,8 @@ impl Outcomes {
         let (one_shot, stream) = (get(&self.one_shot), get(&self.stream));
         let (no_space, corrupt) = (get(&self.no_space), get(&self.corrupt));
         let (invalid, no_memory) = (get(&self.invalid), get(&self.no_memory));
-        let requests = one_shot + stream + no_space + corrupt + invalid + no_memory;
+        let rejected = get(&self.rejected);
+        let requests = one_shot + stream + rejected + no_space + corrupt + invalid + no_memory;
         match kind {
             RequestKind::Compress => s.compress += requests,
             RequestKind::Decompress => s.decompress += requests,
@@ -166,7 +158,7 @@ impl Outcomes {
                 s.range += requests;
             }
         }
-        s.rejected += get(&self.rejected);
+        s.rejected += rejected;
         s.one_shot += one_shot;
         s.stream += stream;
         s.no_space += no_space;
@@ -203,7 +195,7 @@ impl<W> Slot<W> {
     }
 }
 
-impl<A: Algorithm> Streams<A> {
+impl<A: Algorithm> WorkspacePool<A> {
     /// One slot per configured CPU; the first is filled now.
     pub(crate) fn new(alg: A) -> Result<Self, Error> {
         let slots: Box<[_]> = (0..cpu::configured())
@@ -211,7 +203,7 @@ impl<A: Algorithm> Streams<A> {
             .collect();
         let ws = alg.new_workspace()?;
         let _ = slots[0].ws.set(Mutex::new(ws));
-        Ok(Streams { alg, slots })
+        Ok(WorkspacePool { alg, slots })
     }
 
     pub(crate) fn alg(&self) -> &A {
