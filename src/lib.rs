@@ -1,5 +1,5 @@
-//! A compression service in the style of the Linux kernel's `crypto_acomp` API, with zstd
-//! as its first algorithm.
+//! A compression service in the style of the Linux kernel's `crypto_acomp` API: zstd and
+//! lz4 over scatter-gather requests, with per-CPU workspaces.
 //!
 //! Allocate an [`Acomp`] by algorithm name once, then send it requests from any thread:
 //! compress or decompress from a source scatter-gather list (`&[IoSlice]`) into a
@@ -11,7 +11,7 @@
 //! | `crypto_alloc_acomp("lz4", 0, 0)`, raw LZ4 blocks (zram, zswap) | [`Acomp::new("lz4")`](Acomp::new), [`Acomp::with_lz4`] |
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
 //! | `struct acomp_walk` | `alg::Walk`, for algorithm writers (feature `unstable-algorithm`, below) |
-//! | `struct crypto_acomp_streams` | per-CPU workspace slots, filled on first use |
+//! | `struct crypto_acomp_streams` | the workspace pool: per-CPU workspace slots, filled on first use |
 //! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
 //! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
@@ -22,8 +22,8 @@
 //! - Fragmentation never changes the outcome: the same source bytes and destination
 //!   capacity give the same output bytes or the same error kind, however either side is cut.
 //! - Errors come in four kinds ([`Error::kind`], [`Error::errno`]): `ENOSPC` (a larger
-//!   destination could succeed; `needed` says how large, but for a compression refused by
-//!   early rejection, off by default), `EBADMSG` (corrupt input: no
+//!   destination could succeed; `needed` says how large; a compression refused by early
+//!   rejection, off by default, is `Error::Incompressible`), `EBADMSG` (corrupt input: no
 //!   destination could), `EINVAL` (invalid request or parameters, an empty source to
 //!   decompress, a frame window over the limit), `ENOMEM`. Never success with partial
 //!   output: on `Ok(n)` all of every frame was decoded and checked as far as the format
@@ -123,7 +123,9 @@
 //!     Ok(())
 //! }
 //!
-//! // Checksums on: a frame that changed in memory is an error, never another page.
+//! // Checksums on: a frame that changed in memory loads as an error, or, where the change
+//! // is to a header bit the decoder does not use, as the page itself; as another page only
+//! // for one change in 2^32 (the checksum is 32 bits).
 //! let tfm = Acomp::with_zstd(ZstdParams::default().checksum(true))?;
 //! let text = b"a page of text, ".repeat(PAGE / 16);
 //! let pages = [vec![0u8; PAGE], text, (0..PAGE).map(|i| (i * 7919 % 251) as u8).collect()];

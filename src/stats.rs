@@ -49,10 +49,10 @@ pub struct Stats {
     /// It grows with the largest requests a workspace has served, and stays there: zstd
     /// sizes a context's tables and buffers for the largest source and window it has met
     /// and keeps them for the next request (the kernel's workspaces are sized once for the
-    /// largest). Measured here at level 3: a zstd workspace holds 0.18 MiB after 4 KiB
-    /// pages both ways, 0.96 MiB after a 128 KiB request both ways, 1.2 MiB once a 128 KiB
-    /// frame has also been decompressed on the stream path (its window buffer); the stream
-    /// path's share is bounded by [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
+    /// largest). At level 3 a zstd workspace holds about 0.2 MiB after 4 KiB pages both
+    /// ways, about 1 MiB after 128 KiB requests, more once a large frame has been
+    /// decompressed on the stream path (its window buffer): that share is bounded by
+    /// [`ZstdParams::window_log_max`](crate::ZstdParams::window_log_max).
     pub workspace_bytes: usize,
     /// Bytes of the transform's digested dictionaries (`ZSTD_sizeof_CDict` +
     /// `ZSTD_sizeof_DDict` of each, see [`ZstdParams::dictionary`](crate::ZstdParams::dictionary)):

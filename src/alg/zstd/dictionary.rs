@@ -92,8 +92,8 @@ impl Dictionary {
     /// Trains a dictionary of at most `max_bytes` bytes from sample pages, with zstd's own
     /// trainer (`ZDICT_trainFromBuffer`: fastCover, its parameters optimised on the
     /// samples). The result has a random ID and starts with the magic number. Training
-    /// takes CPU time: 0.3 to 1.4 s for 8.4 MiB of samples and 64 KiB, 1.4 to 2.7 s for
-    /// 33 MiB, on a shared 2-vCPU machine.
+    /// takes CPU time, seconds for tens of MiB of samples (zstd tries several parameter
+    /// sets on them; BENCHMARKS.md, "With a trained dictionary", has figures).
     ///
     /// zstd wants about a hundred times `max_bytes` of samples for a good dictionary, and
     /// at least 5 samples; a `max_bytes` of 64 KiB is what zram's documentation suggests.

@@ -139,7 +139,7 @@ impl BlockHeader {
     /// it takes in the frame, over it. The second matters for an RLE block (one byte of
     /// content) in a frame whose maximum is 0 (a single-segment frame of empty content):
     /// libzstd's streaming decoder checks the bytes a block takes, its one-shot decoder
-    /// neither (found by fuzzing).
+    /// neither, so both are checked here for the paths to agree.
     #[inline]
     pub(super) fn exceeds(&self, max: u64) -> bool {
         u64::from(self.size) > max || self.content_len() as u64 > max

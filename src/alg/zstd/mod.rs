@@ -1,33 +1,17 @@
 //! zstd: the first algorithm, after the kernel's `crypto/zstd.c`.
 //!
-//! One concept per file: [`ZstdParams`] (`params.rs`), the frame format as acomp reads it
-//! (`frame.rs`), compression (`compress.rs`), decompression: one-shot (`one_shot.rs`),
-//! stream and range reads (`decompress.rs`). This file holds the [`Algorithm`] impl and
-//! the workspace.
-//!
-//! # Where libzstd's paths disagree, and what acomp does
+//! One concept per file: [`ZstdParams`] (`params.rs`), the workspace's lazy contexts
+//! (`context.rs`), zstd's errors in acomp's words (`errors.rs`), the frame format as acomp
+//! reads it (`frame.rs`, and the stream loop's cursor in a frame, `frame/cursor.rs`),
+//! compression (`compress.rs`), decompression: one-shot (`one_shot.rs`, `one_sequence.rs`),
+//! the stream loop for whole requests and range reads (`decompress.rs`), what it checks
+//! before it opens a frame (`open.rs`), where its output goes (`sink.rs`); dictionaries
+//! (`dictionary.rs`). This file holds the [`Algorithm`] impl and the workspace.
 //!
 //! libzstd's one-shot and streaming calls, and its streaming decoder fed whole or in pieces,
-//! do not always agree. acomp makes every path and every cut give the same outcome; each
-//! row is pinned by a test.
-//!
-//! | libzstd behaviour | what acomp does | where |
-//! | --- | --- | --- |
-//! | `ZSTD_compress2` on more than one block (128 KiB, or `ZstdParams::block_size_max`) writes other bytes than streaming does | one-shot compression up to one block; beyond, the stream path, fed with `ZSTD_e_continue` and ended with an empty `ZSTD_e_end` so that no call compresses in one pass | `compress::compress_stream` |
-//! | `ZSTD_compress2` into less than `ZSTD_compressBound` refuses some frames that would fit, while streaming writes them | the one-shot compression always has the bound's room: the destination where it is that large, else a workspace buffer and a copy | `compress::compress_one_shot` |
-//! | `ZSTD_decompressDCtx` uses the whole destination as scratch (literals parked past the block, 32-byte wild copies) | one-shot decompression only for a frame with its content size in the header, into a destination cut to exactly that size; other frames stream | `Zstd::decompress_one_shot` |
-//! | `ZSTD_decompressDCtx` does not check a block's decompressed size against `Block_Maximum_Size`; the streaming decoder does ("Decompressed Block Size Exceeds Maximum") | one-shot decompression only for a frame whose content fits one block maximum; a larger frame streams, and a block that overflows is `EBADMSG` on every cut | `Zstd::decompress_one_shot` |
-//! | the streaming decoder's single-pass shortcut skips the window check (`ZSTD_d_windowLogMax`) and writes like the one-shot decoder | acomp reads each frame header itself (across fragments), checks the window, and feeds zstd the header alone | `Zstd::open_frame` |
-//! | a block larger than `Block_Maximum_Size = min(window, 128 KiB)`: the one-shot decoder takes a raw or RLE one; the streaming decoder refuses it in small pieces and takes it whole | `EBADMSG` everywhere: acomp reads every block header before zstd sees the block, and the one-shot scan refuses such a frame so that it streams | `BlockHeader::check` (in `FrameCursor::next_block`, `frame::single_frame`) |
-//! | a frame whose blocks give other than its declared content size: the one-shot decoder refuses it; the streaming decoder, fed in pieces, skips the check after an empty last block | `EBADMSG` everywhere: acomp counts each frame's output and checks it against the header, also mid-frame | `Zstd::stream_frames`, `FrameCursor::finish` |
-//! | a compressed block shorter than its two section headers (2 bytes, `MIN_CBLOCK_SIZE`): the one-shot decoder refuses it; the streaming decoder, fed block by block, skips a block of size 0 whatever its type | `EBADMSG` everywhere: acomp checks each block header before zstd sees the block | `BlockHeader::check` |
-//! | a frame with several faults: the streaming decoder reports the first it checks (the dictionary ID before the window: "Dictionary mismatch" where acomp said `WindowTooLarge`), the one-shot decoder others | one rule on every path: `EBADMSG` before `EINVAL` before `ENOSPC`, the first in reading order within a kind; a frame over the window limit is read to its end without decoding (header, block headers, length, content size) before `EINVAL` | `Zstd::stream_frames`, `FrameCursor::skip` |
-//! | a frame naming a dictionary ID the DCtx lacks: "Dictionary mismatch" | acomp checks the ID itself on every transform, with or without dictionaries: "frame names a dictionary this transform lacks" | `Zstd::open_frame` |
-//! | bytes after the last frame that are no frame: "Unknown frame descriptor" | [`Error::TrailingBytes`] with their count; a source that starts with no frame: "not a zstd frame: no magic number" | `frame::header_error` |
-//! | truncated input: an error one-shot, a "need more input" hint streaming | input that ends inside a frame (by acomp's own reading of its blocks) is `EBADMSG` | `Zstd::stream_frames` |
-//! | a destination too small: `dstSize_tooSmall` even when the rest of the source is corrupt | the stream path decodes the rest into a 4 KiB scratch buffer: `ENOSPC` with the exact size needed only if it is valid | `Zstd::decompress_stream` |
-//! | the streaming decoder reports `dstSize_tooSmall` for some corrupt frames, depending on how the input is chunked | on the stream path that code is corrupt input: zstd's own buffer fits any valid frame | `Zstd::stream_frames` |
-//! | a corrupt frame without checksum may decode "successfully" on one CPU and fail on another (zstd picks its Huffman decoder by CPU) | nothing to do but say it: use [`ZstdParams::checksum`] where corruption must be caught | — |
+//! do not always agree; acomp makes every path and every cut give the same outcome. The
+//! table of each case, what acomp does and where, has one home: ARCHITECTURE.md, "Where
+//! libzstd's paths disagree".
 
 mod compress;
 mod context;
