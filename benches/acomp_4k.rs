@@ -30,7 +30,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::io::{IoSlice, IoSliceMut};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -40,6 +39,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use zstd_safe::zstd_sys;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
+mod harness;
 mod lz4;
 mod pages;
 
@@ -800,18 +800,11 @@ fn criterion_main(variants: &mut Variants, inputs: &Inputs) {
     if std::env::args().any(|a| a == "--bench") {
         let medians = criterion_medians(inputs, started);
         print_tables(&medians, inputs, "criterion medians");
-        print_lz4_tables(&medians, inputs, "criterion medians");
     }
 }
 
 /// The medians criterion saved in this run (estimates older than `since` are left out).
 fn criterion_medians(inputs: &Inputs, since: SystemTime) -> Medians {
-    let home = std::env::var_os("CRITERION_HOME")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("CARGO_TARGET_DIR").map(|d| PathBuf::from(d).join("criterion"))
-        })
-        .unwrap_or_else(|| PathBuf::from("target/criterion"));
     let mut medians = Medians::new();
     for op in Op::ALL.into_iter().chain(Op::LZ4) {
         let variants: &[&'static str] = if op.is_lz4() {
@@ -821,33 +814,13 @@ fn criterion_medians(inputs: &Inputs, since: SystemTime) -> Medians {
         };
         for &kind in &inputs.kinds {
             for &variant in variants {
-                let path = home
-                    .join(op.name())
-                    .join(variant)
-                    .join(kind)
-                    .join("new/estimates.json");
-                let fresh = std::fs::metadata(&path)
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t >= since);
-                let median = std::fs::read_to_string(&path)
-                    .ok()
-                    .filter(|_| fresh)
-                    .and_then(|json| median_point_estimate(&json));
-                if let Some(ns) = median {
+                if let Some(ns) = harness::criterion_median(op.name(), variant, kind, since) {
                     medians.insert((op, variant, kind), ns);
                 }
             }
         }
     }
     medians
-}
-
-/// `median.point_estimate` of criterion's `estimates.json`.
-fn median_point_estimate(json: &str) -> Option<f64> {
-    let rest = &json[json.find("\"median\"")?..];
-    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = rest.find([',', '}'])?;
-    rest[..end].trim().parse().ok()
 }
 
 /// Times batches of requests of one variant and adds them to its list of samples.
@@ -877,8 +850,8 @@ impl Visit for Interleaved<'_> {
 /// Variants interleaved: round after round, each variant times one batch on one page, so
 /// that a slow spell of the machine hits every variant alike. Medians of the rounds.
 fn interleaved_main(variants: &mut Variants, inputs: &Inputs) {
-    let rounds: usize = env_or("ACOMP_ROUNDS", 51);
-    let budget = Duration::from_millis(env_or("ACOMP_BATCH_MS", 4));
+    let rounds: usize = harness::env_or("ACOMP_ROUNDS", 51);
+    let budget = Duration::from_millis(harness::env_or("ACOMP_BATCH_MS", 4));
     let mut samples = HashMap::new();
     for op in Op::ALL.into_iter().chain(Op::LZ4) {
         for (kind, input) in inputs.of(op) {
@@ -919,7 +892,6 @@ fn interleaved_main(variants: &mut Variants, inputs: &Inputs) {
         .collect();
     let source = format!("interleaved, median of {rounds} rounds");
     print_tables(&medians, inputs, &source);
-    print_lz4_tables(&medians, inputs, &source);
 }
 
 /// Runs `n` requests; callgrind collects inside this function only (`--toggle-collect`).
@@ -972,7 +944,7 @@ fn callgrind_main(variants: &mut Variants, inputs: &Inputs, spec: &str) {
         op,
         variant: variant.to_owned(),
         input: input.to_vec(),
-        n: env_or("ACOMP_CALLGRIND_N", 10_000),
+        n: harness::env_or("ACOMP_CALLGRIND_N", 10_000),
         found: false,
     };
     variants.each_of(op, &mut run);
@@ -984,86 +956,18 @@ fn callgrind_main(variants: &mut Variants, inputs: &Inputs, spec: &str) {
     println!("{spec}: {} requests in callgrind_loop", run.n);
 }
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-        })
-        .unwrap_or(default)
-}
-
-/// Prints, per group, the medians and the ratios of acomp's time to its peers' (below 1:
-/// acomp is faster), as markdown tables.
+/// Prints, per group (zstd's, then lz4's), the medians and the ratios of acomp's time to
+/// its peers' (below 1: acomp is faster), as markdown tables.
 fn print_tables(medians: &Medians, inputs: &Inputs, source: &str) {
-    let get = |op, variant, kind| medians.get(&(op, variant, kind)).copied();
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:.3}", a / b),
-        _ => "-".to_owned(),
-    };
-    for op in Op::ALL {
-        if !inputs
-            .kinds
-            .iter()
-            .any(|&k| get(op, AcompOneShot::NAME, k).is_some())
-        {
-            continue; // a filtered run, e.g. `-- lz4`
-        }
-        println!("\n#### {}: ns per 4 KiB request ({source})\n", op.name());
-        println!("| page | {} |", VARIANTS.join(" | "));
-        println!("|---{}|", "|---:".repeat(VARIANTS.len()));
-        for &kind in &inputs.kinds {
-            let cells: Vec<String> = VARIANTS
-                .iter()
-                .map(|v| get(op, *v, kind).map_or("-".to_owned(), |ns| format!("{ns:.0}")))
-                .collect();
-            println!("| {kind} | {} |", cells.join(" | "));
-        }
-        println!(
-            "\n#### {}: acomp's time / peer's time (below 1: acomp faster)\n",
-            op.name()
-        );
-        let peers = [
-            Floor::NAME,
-            ZstdBulk::NAME,
-            ZstdThreadLocal::NAME,
-            OldPattern::NAME,
-        ];
-        let header: Vec<String> = peers
-            .iter()
-            .map(|p| format!("one-shot / {p}"))
-            .chain([
-                format!("2-frag / {}", Floor::NAME),
-                format!("2-frag / {}", OldPattern::NAME),
-            ])
-            .collect();
-        println!("| page | {} |", header.join(" | "));
-        println!("|---{}|", "|---:".repeat(header.len()));
-        for &kind in &inputs.kinds {
-            let one = get(op, AcompOneShot::NAME, kind);
-            let two = get(op, AcompTwoFragments::NAME, kind);
-            let cells: Vec<String> = peers
-                .iter()
-                .map(|p| ratio(one, get(op, p, kind)))
-                .chain([
-                    ratio(two, get(op, Floor::NAME, kind)),
-                    ratio(two, get(op, OldPattern::NAME, kind)),
-                ])
-                .collect();
-            println!("| {kind} | {} |", cells.join(" | "));
-        }
-    }
-}
-
-/// The lz4 groups' tables: medians, and acomp's time over its peers'.
-fn print_lz4_tables(medians: &Medians, inputs: &Inputs, source: &str) {
-    let get = |op, variant, kind| medians.get(&(op, variant, kind)).copied();
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:.3}", a / b),
-        _ => "-".to_owned(),
-    };
-    let pairs = [
+    let zstd_pairs = [
+        (AcompOneShot::NAME, Floor::NAME),
+        (AcompOneShot::NAME, ZstdBulk::NAME),
+        (AcompOneShot::NAME, ZstdThreadLocal::NAME),
+        (AcompOneShot::NAME, OldPattern::NAME),
+        (AcompTwoFragments::NAME, Floor::NAME),
+        (AcompTwoFragments::NAME, OldPattern::NAME),
+    ];
+    let lz4_pairs = [
         (lz4::Lz4OneShot::NAME, lz4::Lz4Floor::NAME),
         (lz4::Lz4OneShot::NAME, lz4::LibLz4::NAME),
         (lz4::Lz4OneShot::NAME, lz4::Lz4Flex::NAME),
@@ -1072,34 +976,34 @@ fn print_lz4_tables(medians: &Medians, inputs: &Inputs, source: &str) {
         (lz4::ScanLibLz4::NAME, lz4::LibLz4::NAME),
         (lz4::Lz4TwoFragments::NAME, lz4::Lz4OneShot::NAME),
     ];
-    for op in Op::LZ4 {
-        if !inputs
-            .kinds
-            .iter()
-            .any(|&k| get(op, lz4::Lz4OneShot::NAME, k).is_some())
-        {
-            continue;
-        }
-        println!("\n#### {}: ns per 4 KiB request ({source})\n", op.name());
-        println!("| page | {} |", lz4::VARIANTS.join(" | "));
-        println!("|---{}|", "|---:".repeat(lz4::VARIANTS.len()));
-        for &kind in &inputs.kinds {
-            let cells: Vec<String> = lz4::VARIANTS
+    for op in Op::ALL.into_iter().chain(Op::LZ4) {
+        let (variants, pairs): (&[&str], &[(&str, &str)]) = if op.is_lz4() {
+            (&lz4::VARIANTS, &lz4_pairs)
+        } else {
+            (&VARIANTS, &zstd_pairs)
+        };
+        let get = |variant: &str, kind: &str| {
+            medians
                 .iter()
-                .map(|v| get(op, *v, kind).map_or("-".to_owned(), |ns| format!("{ns:.0}")))
-                .collect();
-            println!("| {kind} | {} |", cells.join(" | "));
+                .find(|((o, v, k), _)| *o == op && *v == variant && *k == kind)
+                .map(|(_, &ns)| ns)
+        };
+        if !inputs.kinds.iter().any(|k| get(pairs[0].0, k).is_some()) {
+            continue; // a filtered run, e.g. `-- lz4`
         }
-        let header: Vec<String> = pairs.iter().map(|(a, b)| format!("{a} / {b}")).collect();
-        println!("\n| page | {} |", header.join(" | "));
-        println!("|---{}|", "|---:".repeat(header.len()));
-        for &kind in &inputs.kinds {
-            let cells: Vec<String> = pairs
-                .iter()
-                .map(|(a, b)| ratio(get(op, a, kind), get(op, b, kind)))
-                .collect();
-            println!("| {kind} | {} |", cells.join(" | "));
-        }
+        let name = op.name();
+        harness::print_medians(
+            &format!("{name}: ns per 4 KiB request ({source})"),
+            variants,
+            &inputs.kinds,
+            get,
+        );
+        harness::print_ratios(
+            &format!("{name}: one variant's time / another's (below 1: the first faster)"),
+            pairs,
+            &inputs.kinds,
+            get,
+        );
     }
 }
 

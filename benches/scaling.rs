@@ -29,6 +29,7 @@ use hdrhistogram::Histogram;
 use std::io::{IoSlice, IoSliceMut};
 use zstd_safe::{CCtx, CParameter, DCtx};
 
+mod harness;
 mod pages;
 
 use pages::PAGE;
@@ -347,16 +348,6 @@ fn run(mode: Mode, threads: usize, count: usize, pages: &Arc<Vec<Vec<u8>>>, watc
     }
 }
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-        })
-        .unwrap_or(default)
-}
-
 fn kib(bytes: usize) -> String {
     format!("{:.0} KiB", bytes as f64 / 1024.0)
 }
@@ -365,8 +356,8 @@ fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     let (count, runs) = if bench {
         (
-            env_or("ACOMP_SCALING_PAGES", 20_000),
-            env_or("ACOMP_SCALING_RUNS", 3),
+            harness::env_or("ACOMP_SCALING_PAGES", 20_000),
+            harness::env_or("ACOMP_SCALING_RUNS", 3),
         )
     } else {
         (20, 1)
