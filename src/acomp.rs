@@ -377,16 +377,19 @@ impl Acomp {
         segments: &mut [Segment<'_>],
     ) -> Result<usize, Error> {
         let kind = RequestKind::Range;
-        if let Err(e) = segment::validate(segments) {
-            return Err(self.inner.refuse(kind, e));
-        }
         let mut walk = Walk::new(src, &mut []);
-        if let Some(e) = kind.refusal(walk.slen()) {
-            return Err(self.inner.refuse(kind, e));
-        }
-        let end = self.inner.range(&mut walk, segments)?;
-        // Outside the workspace lock: the zero fill past the frame's end.
-        Ok(segment::finish(segments, end))
+        let refusal = segment::validate(segments)
+            .err()
+            .or_else(|| kind.refusal(walk.slen()));
+        let res = match refusal {
+            None => self.inner.range(&mut walk, segments),
+            Some(e) => Err(self.inner.refuse(kind, e)),
+        };
+        // Outside the workspace lock: the zero fill past the content's end; after an
+        // error, of all the segments (no partial output is left in them).
+        let end = res.as_ref().map_or(0, |&end| end);
+        let delivered = segment::finish(segments, end);
+        res.map(|_| delivered)
     }
 
     /// Compresses a batch of requests, each as [`compress`](Acomp::compress) would alone

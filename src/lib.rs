@@ -184,6 +184,7 @@ pub mod lz4;
 mod path;
 mod probe;
 mod request;
+mod seekable;
 mod segment;
 mod stats;
 mod streams;

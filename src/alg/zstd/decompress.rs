@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
+use xxhash_rust::xxh64::Xxh64;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::{
@@ -54,7 +55,7 @@ impl Zstd {
         walk: &mut Walk<'_, '_>,
     ) -> Result<(), Error> {
         let mut sink = Destination::default();
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, None)?;
         if sink.overflow > 0 {
             return Err(Error::NoSpace {
                 needed: Some(walk.produced() as u64 + sink.overflow),
@@ -66,6 +67,11 @@ impl Zstd {
 
     /// Decodes the first frame of the walk's source into `segments`; returns the extent
     /// offset where the output stopped (see [`Range`] for when that is early).
+    ///
+    /// `checked` (the transform's `checksum(true)`) decodes the frame to its end whatever
+    /// the segments, so that its checksum and content size are checked. `hash`, where
+    /// given, is fed every byte of the frame's content (the seekable reader checks a seek
+    /// table's checksum with it: `seekable/read.rs`).
     pub(super) fn decompress_range<'x>(
         &self,
         dctx: &mut DCtx<'x>,
@@ -73,12 +79,15 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
+        checked: bool,
+        hash: Option<&mut Xxh64>,
     ) -> Result<u64, Error> {
         let mut sink = Range {
             cursor: SegmentCursor::new(segments),
             overrun: 0,
+            checked,
         };
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, hash)?;
         Ok(sink.cursor.pos())
     }
 
@@ -104,6 +113,7 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         sink: &mut impl Sink,
+        mut hash: Option<&mut Xxh64>,
     ) -> Result<(), Error> {
         // zstd's streaming decoder writes into its own buffer, sized for any valid frame:
         // its "destination too small" means a frame whose sizes contradict each other.
@@ -163,6 +173,10 @@ impl Zstd {
             let mut output = OutBuffer::around(out);
             let ret = dctx.decompress_stream(&mut output, &mut input);
             let (used, wrote) = (input.pos(), output.pos());
+            drop(output);
+            if let Some(h) = hash.as_deref_mut() {
+                h.update(&out[..wrote]); // a seek table's checksum (range reads only)
+            }
             walk.done_src(used);
             sink.done(walk, wrote);
             f.feed_left -= used;
@@ -466,11 +480,14 @@ struct Range<'s, 'a> {
     cursor: SegmentCursor<'s, 'a>,
     /// Output past the last segment (into scratch) while finishing the frame.
     overrun: u64,
+    /// Whether the frame is decoded to its end whatever the segments (`checksum(true)`):
+    /// then a range read checks what a decompression checks.
+    checked: bool,
 }
 
 impl Sink for Range<'_, '_> {
     fn stop(&mut self, frame: &FrameCursor) -> bool {
-        if frame.skippable || !self.cursor.is_full() {
+        if frame.skippable || self.checked || !self.cursor.is_full() {
             return false;
         }
         match frame.content_size {

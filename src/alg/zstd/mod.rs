@@ -2,7 +2,8 @@
 //!
 //! One concept per file: [`ZstdParams`] (`params.rs`), the frame format as acomp reads it
 //! (`frame.rs`), compression (`compress.rs`), decompression: one-shot (`one_shot.rs`),
-//! stream and range reads (`decompress.rs`). This file holds the [`Algorithm`] impl and
+//! stream and range reads (`decompress.rs`), zstd's seekable format (`seekable/`: the seek
+//! table, and range reads that decode only the frames they touch). This file holds the [`Algorithm`] impl and
 //! the workspace.
 //!
 //! # Where libzstd's paths disagree, and what acomp does
@@ -36,6 +37,7 @@ mod frame;
 mod one_sequence;
 mod one_shot;
 pub(crate) mod params;
+pub(crate) mod seekable;
 
 use std::io::IoSlice;
 use std::sync::Arc;
@@ -245,7 +247,14 @@ impl Algorithm for Zstd {
     ) -> Result<u64, Error> {
         let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
         let scratch = &mut ws.scratch;
-        dctx.with(|dctx, dicts| Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments))
+        let checked = self.params.checksum;
+        dctx.with(|dctx, dicts| {
+            // A source that ends with a seek table: only the frames the segments touch.
+            if let Some(table) = seekable::SeekTable::find(walk)? {
+                return self.seekable_range(dctx, dicts, scratch, walk, &table, segments);
+            }
+            Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments, checked, None)
+        })
     }
 
     fn compress_bound(&self, slen: usize) -> usize {
@@ -253,6 +262,10 @@ impl Algorithm for Zstd {
     }
 
     fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+        // A source that ends with a seek table: the content of all its frames.
+        if let Some(table) = seekable::SeekTable::find(walk)? {
+            return table.content_size(walk).map(Some);
+        }
         frame::content_size(walk)
     }
 
