@@ -110,7 +110,11 @@ impl Acomp {
         let frames = full + usize::from(last > 0);
         let bound = full
             .saturating_mul(self.compress_bound(frame_bytes))
-            .saturating_add(if last > 0 { self.compress_bound(last) } else { 0 });
+            .saturating_add(if last > 0 {
+                self.compress_bound(last)
+            } else {
+                0
+            });
         bound.saturating_add(seekable::table_bytes(frames, true))
     }
 
@@ -138,9 +142,8 @@ impl Acomp {
             frame.resize(room, 0);
             let n = self.compress(&fragments, &mut [IoSliceMut::new(&mut frame)])?;
             let frame = &frame[..n];
-            let checksum = (frame[DESCRIPTOR_AT] & FHD_CHECKSUM != 0).then(|| {
-                u32::from_le_bytes(frame[n - 4..].try_into().expect("4 bytes"))
-            });
+            let checksum = (frame[DESCRIPTOR_AT] & FHD_CHECKSUM != 0)
+                .then(|| u32::from_le_bytes(frame[n - 4..].try_into().expect("4 bytes")));
             dst.try_reserve(n).map_err(|_| Error::NoMemory)?;
             dst.extend_from_slice(frame);
             entries.push(Entry {

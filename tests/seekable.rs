@@ -115,7 +115,9 @@ fn the_writer_lays_out_frames_and_table() {
     let data = letters(100_000, 1);
     for (tfm, checksums) in [(Acomp::new("zstd").unwrap(), false), (summed(), true)] {
         let mut out = b"kept".to_vec();
-        let n = tfm.compress_seekable_to_vec(&data, 16384, &mut out).unwrap();
+        let n = tfm
+            .compress_seekable_to_vec(&data, 16384, &mut out)
+            .unwrap();
         assert_eq!(&out[..4], b"kept");
         let src = out[4..].to_vec();
         assert_eq!(n, src.len());
@@ -141,10 +143,7 @@ fn the_writer_lays_out_frames_and_table() {
         assert_eq!(back, data);
         assert_eq!(zstd::stream::decode_all(&src[..]).unwrap(), data);
         for cut in CUTS {
-            assert_eq!(
-                tfm.content_size(&split(&src, cut)).unwrap(),
-                Some(100_000)
-            );
+            assert_eq!(tfm.content_size(&split(&src, cut)).unwrap(), Some(100_000));
         }
         // Into fragments: the same bytes on every cut, ENOSPC with the exact size.
         for (scut, dcut) in [(Cut::One, Cut::One), (Cut::Random(3), Cut::Every(1000))] {
@@ -156,7 +155,11 @@ fn the_writer_lays_out_frames_and_table() {
         }
         let mut small = vec![0u8; src.len() - 1];
         let err = tfm
-            .compress_seekable(&[IoSlice::new(&data)], 16384, &mut [IoSliceMut::new(&mut small)])
+            .compress_seekable(
+                &[IoSlice::new(&data)],
+                16384,
+                &mut [IoSliceMut::new(&mut small)],
+            )
             .unwrap_err();
         assert_eq!(
             err,
@@ -169,10 +172,16 @@ fn the_writer_lays_out_frames_and_table() {
     // No content: a table of no frames, which reads as empty.
     let tfm = Acomp::new("zstd").unwrap();
     let mut empty = Vec::new();
-    assert_eq!(tfm.compress_seekable_to_vec(&[], 4096, &mut empty).unwrap(), 17);
+    assert_eq!(
+        tfm.compress_seekable_to_vec(&[], 4096, &mut empty).unwrap(),
+        17
+    );
     assert_eq!(empty, build(&[], &[], 0));
     assert_eq!(tfm.content_size(&[IoSlice::new(&empty)]).unwrap(), Some(0));
-    assert_eq!(read(&tfm, &empty, Cut::One, &[(0, 10)]).unwrap(), (0, vec![vec![0; 10]]));
+    assert_eq!(
+        read(&tfm, &empty, Cut::One, &[(0, 10)]).unwrap(),
+        (0, vec![vec![0; 10]])
+    );
 }
 
 #[test]
@@ -180,7 +189,9 @@ fn the_writer_refuses_what_the_format_cannot_hold() {
     let tfm = Acomp::new("zstd").unwrap();
     let mut out = vec![1, 2, 3];
     for frame_bytes in [0, (1 << 30) + 1] {
-        let err = tfm.compress_seekable_to_vec(b"abc", frame_bytes, &mut out).unwrap_err();
+        let err = tfm
+            .compress_seekable_to_vec(b"abc", frame_bytes, &mut out)
+            .unwrap_err();
         assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
     }
     // 2^27 frames is the format's most; one more is refused before anything is written.
@@ -188,11 +199,14 @@ fn the_writer_refuses_what_the_format_cannot_hold() {
     let err = tfm.compress_seekable_to_vec(&big, 1, &mut out).unwrap_err();
     assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
     let lz4 = Acomp::new("lz4").unwrap();
-    let err = lz4.compress_seekable_to_vec(b"abc", 4096, &mut out).unwrap_err();
+    let err = lz4
+        .compress_seekable_to_vec(b"abc", 4096, &mut out)
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
     assert_eq!(out, [1, 2, 3]);
     // 1 GiB frames are within the format.
-    tfm.compress_seekable_to_vec(b"abc", 1 << 30, &mut out).unwrap();
+    tfm.compress_seekable_to_vec(b"abc", 1 << 30, &mut out)
+        .unwrap();
     assert_eq!(parse(&out[3..]).1, [(12, 3, None)]);
 }
 
@@ -201,21 +215,27 @@ fn ranges_read_exact_bytes_across_frames() {
     let data = letters(131_072, 2);
     for tfm in [Acomp::new("zstd").unwrap(), summed()] {
         let mut src = Vec::new();
-        tfm.compress_seekable_to_vec(&data, 16384, &mut src).unwrap();
+        tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+            .unwrap();
         let len = data.len() as u64;
         let cases: Vec<Vec<(u64, usize)>> = vec![
             vec![(0, 1)],
             vec![(len - 1, 1)],
-            vec![(16383, 2)],                                   // across two frames
-            vec![(0, data.len())],                              // everything
-            vec![(100, 4096), (40_000, 30_000), (120_000, 8)],  // gaps, spans
-            vec![(130_000, 4096)],                              // past the end
-            vec![(len, 10)],                                    // wholly past the end
-            vec![(5, 0), (16384, 0), (16384, 3), (50_000, 0)],  // empty segments
-            vec![(0, 4096), (len + 5, 7)],                      // a frame, then past the end
+            vec![(16383, 2)],                                  // across two frames
+            vec![(0, data.len())],                             // everything
+            vec![(100, 4096), (40_000, 30_000), (120_000, 8)], // gaps, spans
+            vec![(130_000, 4096)],                             // past the end
+            vec![(len, 10)],                                   // wholly past the end
+            vec![(5, 0), (16384, 0), (16384, 3), (50_000, 0)], // empty segments
+            vec![(0, 4096), (len + 5, 7)],                     // a frame, then past the end
         ];
         for ranges in &cases {
-            for cut in [Cut::One, Cut::Every(4096), Cut::Every(1), Cut::Random(ranges[0].0)] {
+            for cut in [
+                Cut::One,
+                Cut::Every(4096),
+                Cut::Every(1),
+                Cut::Random(ranges[0].0),
+            ] {
                 let got = read(&tfm, &src, cut, ranges).unwrap();
                 assert!(got == expected(&data, ranges), "{ranges:?} {cut:?}");
             }
@@ -264,7 +284,8 @@ fn untouched_frames_are_not_decoded() {
     let data = letters(65536, 3);
     let tfm = summed();
     let mut src = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 16384, &mut src).unwrap();
+    tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
     let (frames, entries) = parse(&src);
     let third: usize = entries[..2].iter().map(|e| e.0 as usize).sum();
     let mut bad = src.clone();
@@ -290,7 +311,8 @@ fn tables_that_lie() {
     let data = letters(65536, 4);
     let tfm = Acomp::new("zstd").unwrap();
     let mut src = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 16384, &mut src).unwrap();
+    tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
     let (frames, entries) = parse(&src);
     let lie = |f: &dyn Fn(&mut Vec<Entry>)| {
         let mut e = entries.clone();
@@ -317,7 +339,11 @@ fn tables_that_lie() {
         ),
         ("compressed size +1", lie(&|e| e[3].0 += 1), sizes.clone()),
         ("a frame left out", lie(&|e| e.truncate(3)), sizes.clone()),
-        ("a frame added", lie(&|e| e.push((0, 0, None))), disagrees.clone()),
+        (
+            "a frame added",
+            lie(&|e| e.push((0, 0, None))),
+            disagrees.clone(),
+        ),
         (
             "a frame over 1 GiB",
             lie(&|e| e[2].1 = (1 << 30) + 1),
@@ -326,6 +352,22 @@ fn tables_that_lie() {
             },
         ),
     ];
+    // An entry whose compressed size takes in bytes after its frame (a skippable frame
+    // here): a read that decodes the frame to its end finds the frame shorter.
+    let mut padded = frames[..entries[0].0 as usize].to_vec();
+    padded.extend(skippable_frame(b""));
+    padded.extend(&frames[entries[0].0 as usize..]);
+    let mut e = entries.clone();
+    e[0].0 += 8;
+    let bad = build(&padded, &e, 0);
+    for cut in [Cut::One, Cut::Every(5)] {
+        assert_eq!(
+            read(&tfm, &bad, cut, &[(16000, 384)]).unwrap_err(),
+            disagrees
+        );
+        let inside = [(0, 4096), (20_000, 100)];
+        assert!(read(&tfm, &bad, cut, &inside).unwrap() == expected(&data, &inside));
+    }
     for (what, bad, err) in &cases {
         for cut in [Cut::One, Cut::Every(5), Cut::Random(9)] {
             for ranges in [vec![(0, 10)], vec![(60_000, 4096)], vec![]] {
@@ -371,7 +413,10 @@ fn lies_about_frames_without_content_size() {
         }
         // Checked reads decode each frame they touch to its end: every read it misleads.
         for ranges in [vec![(16000, 1000)], vec![(0, 40_000)], vec![(16384, 1)]] {
-            assert_eq!(read(&summed(), &bad, Cut::One, &ranges).unwrap_err(), disagrees);
+            assert_eq!(
+                read(&summed(), &bad, Cut::One, &ranges).unwrap_err(),
+                disagrees
+            );
         }
         // A read that stops inside the first frame's true content decodes nothing the lie
         // changes: the bytes are right.
@@ -385,7 +430,8 @@ fn truncated_and_malformed_tables() {
     let data = letters(50_000, 6);
     let tfm = summed();
     let mut src = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 16384, &mut src).unwrap();
+    tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
     let n = src.len();
     let (frames, entries) = parse(&src);
     let no_frame = Error::Corrupt {
@@ -405,19 +451,35 @@ fn truncated_and_malformed_tables() {
     entry_gone.drain(frames.len() + 8..frames.len() + 20);
     let cases: Vec<(&str, Vec<u8>, Error)> = vec![
         ("only the footer", src[n - 9..].to_vec(), Error::Truncated),
-        ("the table without its first byte", [&frames[..], &src[frames.len() + 1..]].concat(), no_frame.clone()),
+        (
+            "the table without its first byte",
+            [&frames[..], &src[frames.len() + 1..]].concat(),
+            no_frame.clone(),
+        ),
         ("an entry cut out", entry_gone, no_frame.clone()),
-        ("the first frame cut off", src[entries[0].0 as usize..].to_vec(), Error::Corrupt {
-            detail: "seek table entry contradicts its frame (content size or length)",
-        }),
+        (
+            "the first frame cut off",
+            src[entries[0].0 as usize..].to_vec(),
+            Error::Corrupt {
+                detail: "seek table entry contradicts its frame (content size or length)",
+            },
+        ),
         ("wrong table magic", wrong_magic, no_frame.clone()),
         ("wrong frame size", wrong_size, no_frame),
-        ("reserved bits", reserved, Error::Corrupt {
-            detail: "seek table descriptor sets reserved bits",
-        }),
-        ("too many frames", many, Error::Corrupt {
-            detail: "seek table lists more frames than the format allows (0x8000000)",
-        }),
+        (
+            "reserved bits",
+            reserved,
+            Error::Corrupt {
+                detail: "seek table descriptor sets reserved bits",
+            },
+        ),
+        (
+            "too many frames",
+            many,
+            Error::Corrupt {
+                detail: "seek table lists more frames than the format allows (0x8000000)",
+            },
+        ),
     ];
     for (what, bad, err) in &cases {
         for cut in [Cut::One, Cut::Every(1), Cut::Random(2)] {
@@ -432,7 +494,10 @@ fn truncated_and_malformed_tables() {
     let cut_short = &src[..n - 1];
     let first = [(0, 16384)];
     assert!(read(&tfm, cut_short, Cut::One, &first).unwrap() == expected(&data, &first));
-    assert_eq!(tfm.content_size(&[IoSlice::new(cut_short)]).unwrap(), Some(16384));
+    assert_eq!(
+        tfm.content_size(&[IoSlice::new(cut_short)]).unwrap(),
+        Some(16384)
+    );
 }
 
 /// Checked range reads (`checksum(true)`): each frame a read touches is decoded to its
@@ -482,7 +547,8 @@ fn checked_reads_catch_every_flip() {
     let mut frame = Vec::new();
     tfm.compress_to_vec(&data, &mut frame).unwrap();
     let mut seekable = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 32_768, &mut seekable).unwrap();
+    tfm.compress_seekable_to_vec(&data, 32_768, &mut seekable)
+        .unwrap();
     let header = surgery::blocks(&frame)[0].at;
     for src in [&frame, &seekable] {
         let mut ok = Vec::new();
@@ -494,7 +560,12 @@ fn checked_reads_catch_every_flip() {
                 Err(e) => assert_eq!(e.errno(), libc::EBADMSG, "byte {at}: {e}"),
             }
         }
-        assert!(ok.is_empty(), "flips read as Ok: {} of {}", ok.len(), frame.len() - header);
+        assert!(
+            ok.is_empty(),
+            "flips read as Ok: {} of {}",
+            ok.len(),
+            frame.len() - header
+        );
     }
 }
 
@@ -507,7 +578,12 @@ fn checked_reads_finish_the_frame() {
     let frame = frame_without_size(&data, 3, 0);
     let bad = surgery::with_content_size(&frame, 4, Some(131_073)).unwrap();
     let mut back = Vec::new();
-    assert_eq!(tfm.decompress_to_vec(&bad, &mut back, 1 << 20).unwrap_err().errno(), libc::EBADMSG);
+    assert_eq!(
+        tfm.decompress_to_vec(&bad, &mut back, 1 << 20)
+            .unwrap_err()
+            .errno(),
+        libc::EBADMSG
+    );
     for cut in [Cut::One, Cut::Every(1)] {
         let got = read(&tfm, &bad, cut, &[(126_976, 4096)]);
         assert_eq!(errno(got), libc::EBADMSG);
@@ -526,19 +602,24 @@ fn segments_are_zeroed_after_an_error() {
     let data = letters(40_000, 10);
     let tfm = summed();
     let mut src = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 16384, &mut src).unwrap();
+    tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
     let (_, entries) = parse(&src);
     let second = entries[0].0 as usize;
     src[second + 20] ^= 1;
     let (mut a, mut b) = ([0xEEu8; 4096], [0xEEu8; 4096]);
     let mut segs = [Segment::new(0, &mut a), Segment::new(20_000, &mut b)];
-    let err = tfm.decompress_range(&[IoSlice::new(&src)], &mut segs).unwrap_err();
+    let err = tfm
+        .decompress_range(&[IoSlice::new(&src)], &mut segs)
+        .unwrap_err();
     assert_eq!(err.errno(), libc::EBADMSG);
     assert!(a.iter().chain(&b).all(|&x| x == 0));
     // Refused segments too.
     let (mut a, mut b) = ([0xEEu8; 8], [0xEEu8; 8]);
     let mut segs = [Segment::new(4, &mut a), Segment::new(0, &mut b)];
-    let err = tfm.decompress_range(&[IoSlice::new(&src)], &mut segs).unwrap_err();
+    let err = tfm
+        .decompress_range(&[IoSlice::new(&src)], &mut segs)
+        .unwrap_err();
     assert_eq!(err.errno(), libc::EINVAL);
     assert!(a.iter().chain(&b).all(|&x| x == 0));
 }
@@ -568,7 +649,8 @@ fn pyzstd_reads_and_writes_the_same_format() {
     let (ours, theirs) = (dir.join("acomp.zst"), dir.join("pyzstd.zst"));
     let tfm = summed();
     let mut src = Vec::new();
-    tfm.compress_seekable_to_vec(&data, 32_768, &mut src).unwrap();
+    tfm.compress_seekable_to_vec(&data, 32_768, &mut src)
+        .unwrap();
     std::fs::write(&ours, &src).unwrap();
     // pyzstd reads ours (seeking, then reading ranges) and writes its own, frames of 40000.
     let script = r#"
@@ -593,9 +675,16 @@ with pyzstd.SeekableZstdFile(theirs, 'w', max_frame_content_size=40000) as f:
     let _ = std::fs::remove_dir_all(&dir);
     let (_, entries) = parse(&theirs);
     assert_eq!(entries.len(), 8, "pyzstd's frames of 40000");
-    assert_eq!(tfm.content_size(&[IoSlice::new(&theirs)]).unwrap(), Some(300_000));
+    assert_eq!(
+        tfm.content_size(&[IoSlice::new(&theirs)]).unwrap(),
+        Some(300_000)
+    );
     for cut in [Cut::One, Cut::Random(11)] {
-        for ranges in [vec![(0, 300_000)], vec![(39_999, 2), (150_000, 4096)], vec![(299_000, 4096)]] {
+        for ranges in [
+            vec![(0, 300_000)],
+            vec![(39_999, 2), (150_000, 4096)],
+            vec![(299_000, 4096)],
+        ] {
             for tfm in [&tfm, &Acomp::new("zstd").unwrap()] {
                 assert!(read(tfm, &theirs, cut, &ranges).unwrap() == expected(&data, &ranges));
             }

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use xxhash_rust::xxh64::Xxh64;
+use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::frame::{

@@ -335,7 +335,12 @@ mod tests {
     #[test]
     fn read_at_crosses_fragments() {
         let (a, b, c) = ([1u8, 2, 3], [4u8], [5u8, 6, 7, 8]);
-        let src = [IoSlice::new(&a), IoSlice::new(&b), IoSlice::new(&[]), IoSlice::new(&c)];
+        let src = [
+            IoSlice::new(&a),
+            IoSlice::new(&b),
+            IoSlice::new(&[]),
+            IoSlice::new(&c),
+        ];
         let mut buf = [0u8; 4];
         assert!(read_at(&src, 2, &mut buf));
         assert_eq!(buf, [3, 4, 5, 6]);
@@ -359,7 +364,10 @@ mod tests {
         write_table(&[e(10, 20, Some(7)), e(11, 21, Some(8))], &mut t);
         assert_eq!(t.len(), table_bytes(2, true));
         assert_eq!(&t[..8], &[0x5E, 0x2A, 0x4D, 0x18, 33, 0, 0, 0]);
-        assert_eq!(&t[t.len() - 9..], &[2, 0, 0, 0, 0x80, 0xB1, 0xEA, 0x92, 0x8F]);
+        assert_eq!(
+            &t[t.len() - 9..],
+            &[2, 0, 0, 0, 0x80, 0xB1, 0xEA, 0x92, 0x8F]
+        );
         t.clear();
         write_table(&[e(10, 20, None)], &mut t);
         assert_eq!(t.len(), 8 + 8 + 9);
