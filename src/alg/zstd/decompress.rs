@@ -43,7 +43,8 @@ fn new_dctx(
 }
 
 impl Zstd {
-    /// Decompresses fragment by fragment, straight into each destination fragment in turn.
+    /// Decompresses fragment by fragment into each destination fragment in turn (zstd
+    /// copies its output out of its window buffer into them).
     /// Output past the end of the destination goes to the scratch buffer, only to learn
     /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
     /// needed, else the source's own error.
