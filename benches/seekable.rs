@@ -4,10 +4,11 @@
 //! path order (at most 1 MiB from a file) up to `SEEK_CORPUS_MIB` MiB (default 16), cut into
 //! 128 KiB extents. Level 3 (the default) everywhere.
 //!
-//! Variants (ids): `one_frame` (each extent one frame: `compress_to_vec`), `seek_16k` and
-//! `seek_32k` (each extent `compress_seekable_to_vec` with frames of 16 and 32 KiB of
-//! content), `extent_16k` (the same bytes as 16 KiB extents of one frame each: a read of
-//! 64 KiB is four range reads). Reads: `random_4k` (one 4 KiB-aligned page of a
+//! Variants (ids): `one_frame` (each extent one frame: `compress_to_vec`), `seek_16k`,
+//! `seek_24k` and `seek_32k` (each extent `compress_seekable_to_vec` with frames of 16, 24
+//! and 32 KiB of content; 24 KiB: five frames and one of 8 KiB), `extent_16k` (the same bytes as 16 KiB extents of one frame each: a read of
+//! 64 KiB is four range reads), `blocks_4k` (each extent one frame of 4 KiB blocks:
+//! `ZstdParams::block_size_max(4096)`). Reads: `random_4k` (one 4 KiB-aligned page of a
 //! pseudo-random extent), `random_64k` (64 KiB at a pseudo-random 4 KiB-aligned offset
 //! that keeps it inside its 128 KiB extent). Every read is checked once against the
 //! corpus before timing.
@@ -20,8 +21,9 @@
 //! ```
 //!
 //! Interleaved mode prints the compression ratio of each variant, then per read the median
-//! time of each variant over rounds in which every variant reads the same offsets in turn
-//! (their order rotating), and the median of the rounds' ratios to `one_frame`; then the
+//! time of each variant over rounds in which every variant reads the same offset in turn,
+//! each read timed alone (their order rotating; a fifth more rounds first, dropped, to warm
+//! up), and the median of the rounds' ratios to `one_frame`; then the
 //! cost of a 4 KiB read by its offset inside the extent. In callgrind mode the bench runs
 //! `SEEK_CALLGRIND_N` (default 500) reads of one variant inside `callgrind_loop`.
 
@@ -30,7 +32,7 @@ use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use acomp::{Acomp, Segment};
+use acomp::{Acomp, Segment, ZstdParams};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 const EXTENT: usize = 128 * 1024;
@@ -48,14 +50,22 @@ struct Variant {
 
 impl Variant {
     fn new(tfm: &Acomp, name: &'static str, data: &[u8]) -> Variant {
-        let unit = if name == "extent_16k" { SMALL_EXTENT } else { EXTENT };
+        let small_blocks =
+            Acomp::with_zstd(ZstdParams::default().block_size_max(4096)).expect("zstd");
+        let unit = if name == "extent_16k" {
+            SMALL_EXTENT
+        } else {
+            EXTENT
+        };
         let stored = data
             .chunks(unit)
             .map(|chunk| {
                 let mut out = Vec::new();
                 match name {
                     "seek_16k" => tfm.compress_seekable_to_vec(chunk, 16 * 1024, &mut out),
+                    "seek_24k" => tfm.compress_seekable_to_vec(chunk, 24 * 1024, &mut out),
                     "seek_32k" => tfm.compress_seekable_to_vec(chunk, 32 * 1024, &mut out),
+                    "blocks_4k" => small_blocks.compress_to_vec(chunk, &mut out),
                     _ => tfm.compress_to_vec(chunk, &mut out),
                 }
                 .expect("compress");
@@ -85,7 +95,14 @@ impl Variant {
     }
 }
 
-const VARIANTS: [&str; 4] = ["one_frame", "seek_16k", "seek_32k", "extent_16k"];
+const VARIANTS: [&str; 6] = [
+    "one_frame",
+    "seek_16k",
+    "seek_24k",
+    "seek_32k",
+    "extent_16k",
+    "blocks_4k",
+];
 
 /// Up to `max` bytes of the files under `dir`, in sorted path order, at most 1 MiB of each.
 fn collect(dir: &Path, max: usize, out: &mut Vec<u8>) {
@@ -119,7 +136,11 @@ fn corpus() -> Vec<u8> {
     collect(Path::new("/usr/lib/x86_64-linux-gnu"), half, &mut data);
     collect(Path::new("/usr/share"), 2 * half, &mut data);
     data.truncate(data.len() / EXTENT * EXTENT);
-    assert!(data.len() >= 8 * EXTENT, "too little corpus: {} bytes", data.len());
+    assert!(
+        data.len() >= 8 * EXTENT,
+        "too little corpus: {} bytes",
+        data.len()
+    );
     data
 }
 
@@ -154,37 +175,44 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn interleaved(tfm: &Acomp, data: &[u8], variants: &[Variant], rounds: usize) {
-    println!("corpus: {} bytes in {} extents of 128 KiB", data.len(), data.len() / EXTENT);
+    println!(
+        "corpus: {} bytes in {} extents of 128 KiB",
+        data.len(),
+        data.len() / EXTENT
+    );
     println!("| variant | stored bytes | ratio | ratio / one_frame's |");
     println!("| --- | ---: | ---: | ---: |");
     let base = data.len() as f64 / variants[0].stored_bytes() as f64;
     for v in variants {
         let r = data.len() as f64 / v.stored_bytes() as f64;
-        println!("| {} | {} | {r:.3} | {:.3} |", v.name, v.stored_bytes(), r / base);
+        println!(
+            "| {} | {} | {r:.3} | {:.3} |",
+            v.name,
+            v.stored_bytes(),
+            r / base
+        );
     }
     println!();
     println!("| read | variant | median µs/read | median ratio to one_frame |");
     println!("| --- | --- | ---: | ---: |");
     for (name, len) in [("random_4k", PAGE), ("random_64k", 64 * 1024)] {
         let offs = offsets(data.len(), len);
-        let batch = if len == PAGE { 32 } else { 8 };
         let mut buf = vec![0u8; len];
+        // Each read timed alone (a batch long enough to be preempted more often than a
+        // short one would bias the ratio), the variants in turn on the same offset, their
+        // order rotating; a fifth more rounds first, dropped, to warm up.
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-        let mut next = 0;
-        for round in 0..rounds {
-            let at = &offs[next..next + batch];
-            next = (next + batch) % (READS - batch);
-            let mut t = vec![0.0; variants.len()];
+        let warm = rounds / 5;
+        for round in 0..warm + rounds {
+            let at = offs[round % READS];
             for k in 0..variants.len() {
                 let i = (k + round) % variants.len();
                 let start = Instant::now();
-                for &a in at {
-                    variants[i].read(tfm, a, &mut buf);
+                variants[i].read(tfm, at, &mut buf);
+                let t = start.elapsed().as_secs_f64() * 1e6;
+                if round >= warm {
+                    times[i].push(t);
                 }
-                t[i] = start.elapsed().as_secs_f64() * 1e6 / batch as f64;
-            }
-            for i in 0..variants.len() {
-                times[i].push(t[i]);
             }
         }
         for (i, v) in variants.iter().enumerate() {
@@ -225,7 +253,10 @@ fn interleaved(tfm: &Acomp, data: &[u8], variants: &[Variant], rounds: usize) {
 fn main() {
     let tfm = Acomp::new("zstd").expect("zstd");
     let data = corpus();
-    let variants: Vec<Variant> = VARIANTS.iter().map(|n| Variant::new(&tfm, n, &data)).collect();
+    let variants: Vec<Variant> = VARIANTS
+        .iter()
+        .map(|n| Variant::new(&tfm, n, &data))
+        .collect();
     // Every read, checked once.
     for len in [PAGE, 64 * 1024] {
         let mut buf = vec![0u8; len];
@@ -240,7 +271,9 @@ fn main() {
 
     if let Ok(spec) = std::env::var("SEEK_CALLGRIND") {
         let n: usize = std::env::var("SEEK_CALLGRIND_N").map_or(500, |v| v.parse().expect("N"));
-        let (read, name) = spec.split_once('/').expect("SEEK_CALLGRIND=<read>/<variant>");
+        let (read, name) = spec
+            .split_once('/')
+            .expect("SEEK_CALLGRIND=<read>/<variant>");
         let len = if read == "random_4k" { PAGE } else { 64 * 1024 };
         let v = variants.iter().find(|v| v.name == name).expect("variant");
         let offs = offsets(data.len(), len);

@@ -339,11 +339,12 @@ impl Acomp {
     ///   of the block that holds it. With the default 128 KiB blocks a 4 KiB read of a
     ///   128 KiB extent decodes the whole extent, whatever its offset. Two ways out:
     ///   [`ZstdParams::block_size_max`] (page-sized blocks: a read of page `k` decodes
-    ///   pages `0..=k`; random reads about half the extent) and the seekable format (a read
-    ///   decodes only the frames it touches: with 16 KiB frames, random 4 KiB reads of
-    ///   128 KiB extents of system libraries and data took 0.08x the time of one frame per
-    ///   extent, at a compression ratio 7.9% lower; 32 KiB frames 0.14x at 5.2% lower;
-    ///   BENCHMARKS.md, "Seekable extents").
+    ///   pages `0..=k`, and small blocks decode slower) and the seekable format (a read
+    ///   decodes only the frames it touches). Measured on 128 KiB extents of system
+    ///   libraries and data (BENCHMARKS.md, "Seekable extents"), random 4 KiB reads against
+    ///   one frame per extent: 4 KiB blocks 0.78x the time at a compression ratio 1.6%
+    ///   lower; seekable frames of 16 KiB 0.20x at 7.9% lower, 24 KiB 0.24x at 6.9% lower,
+    ///   32 KiB 0.30x at 5.2% lower.
     /// - Once the last segment is full, decoding stops early where the frame's content goes
     ///   on past it (known from the declared content size or, without one, from one more
     ///   byte of output): the rest of the extent is then not decoded (nor checked). Where

@@ -69,8 +69,8 @@ impl Zstd {
     /// Decodes the first frame of the walk's source into `segments`; returns the extent
     /// offset where the output stopped (see [`Range`] for when that is early).
     ///
-    /// `checked` (the transform's `checksum(true)`) decodes the frame to its end whatever
-    /// the segments, so that its checksum and content size are checked. `hash`, where
+    /// With the transform's `checksum(true)`, the frame is decoded to its end whatever the
+    /// segments, so that its checksum and content size are checked. `hash`, where
     /// given, is fed every byte of the frame's content (the seekable reader checks a seek
     /// table's checksum with it: `seekable/read.rs`).
     pub(super) fn decompress_range<'x>(
@@ -80,13 +80,12 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
-        checked: bool,
         hash: Option<&mut Xxh64>,
     ) -> Result<u64, Error> {
         let mut sink = Range {
             cursor: SegmentCursor::new(segments),
             overrun: 0,
-            checked,
+            checked: self.params.checksum,
         };
         self.stream_frames(dctx, dicts, scratch, walk, &mut sink, hash)?;
         Ok(sink.cursor.pos())
@@ -174,7 +173,6 @@ impl Zstd {
             let mut output = OutBuffer::around(out);
             let ret = dctx.decompress_stream(&mut output, &mut input);
             let (used, wrote) = (input.pos(), output.pos());
-            drop(output);
             if let Some(h) = hash.as_deref_mut() {
                 h.update(&out[..wrote]); // a seek table's checksum (range reads only)
             }

@@ -247,13 +247,12 @@ impl Algorithm for Zstd {
     ) -> Result<u64, Error> {
         let dctx = decompress::dctx(&self.params, &self.dicts, &mut ws.dctx)?;
         let scratch = &mut ws.scratch;
-        let checked = self.params.checksum;
         dctx.with(|dctx, dicts| {
             // A source that ends with a seek table: only the frames the segments touch.
             if let Some(table) = seekable::SeekTable::find(walk)? {
                 return self.seekable_range(dctx, dicts, scratch, walk, &table, segments);
             }
-            Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments, checked, None)
+            Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments, None)
         })
     }
 

@@ -97,7 +97,6 @@ impl Zstd {
                 scratch,
                 &mut frame_walk,
                 &mut parts,
-                checked,
                 hash.as_mut(),
             )?;
             if pos < want || (whole && (pos != content || frame_walk.src_remaining() != 0)) {
