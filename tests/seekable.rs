@@ -67,45 +67,6 @@ fn summed() -> Acomp {
     Acomp::with_zstd(ZstdParams::default().checksum(true)).unwrap()
 }
 
-/// Reads `[(offset, len)]` out of `src`, cut as `cut`: the count and the segments' bytes
-/// (which start as 0xEE).
-fn read(
-    tfm: &Acomp,
-    src: &[u8],
-    cut: Cut,
-    ranges: &[(u64, usize)],
-) -> Result<(usize, Vec<Vec<u8>>), Error> {
-    let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0xEE; len]).collect();
-    let mut segs: Vec<Segment<'_>> = bufs
-        .iter_mut()
-        .zip(ranges)
-        .map(|(b, &(off, _))| Segment::new(off, b))
-        .collect();
-    let n = tfm.decompress_range(&split(src, cut), &mut segs)?;
-    drop(segs);
-    Ok((n, bufs))
-}
-
-/// What the segments must hold: the content's bytes, zero past its end.
-fn expected(data: &[u8], ranges: &[(u64, usize)]) -> (usize, Vec<Vec<u8>>) {
-    let mut delivered = 0;
-    let bufs = ranges
-        .iter()
-        .map(|&(off, len)| {
-            (0..len)
-                .map(|i| match data.get(off as usize + i) {
-                    Some(&b) => {
-                        delivered += 1;
-                        b
-                    }
-                    None => 0,
-                })
-                .collect()
-        })
-        .collect();
-    (delivered, bufs)
-}
-
 fn errno(r: Result<(usize, Vec<Vec<u8>>), Error>) -> i32 {
     r.expect_err("an error").errno()
 }
