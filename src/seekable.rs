@@ -64,9 +64,9 @@ impl Acomp {
 
     /// [`compress_seekable_to_vec`](Acomp::compress_seekable_to_vec) over fragments: the
     /// source fragments (`slen` bytes in all) as seekable frames and their seek table, into
-    /// the destination fragments, for an extent written straight into a bio's pages.
-    /// Returns the bytes written, at the front of the destination. The output is the same
-    /// however either side is cut. A destination of
+    /// the destination fragments (a bio's pages). Returns the bytes written, at the front of
+    /// the destination. The output is built in memory (one buffer of its size) and copied
+    /// into the fragments; it is the same however either side is cut. A destination of
     /// [`compress_seekable_bound`](Acomp::compress_seekable_bound) bytes always suffices.
     ///
     /// # Errors
