@@ -56,7 +56,7 @@ impl Zstd {
         walk: &mut Walk<'_, '_>,
     ) -> Result<(), Error> {
         let mut sink = Destination::default();
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, None)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, &mut ())?;
         if sink.overflow > 0 {
             return Err(Error::NoSpace {
                 needed: Some(walk.produced() as u64 + sink.overflow),
@@ -80,14 +80,14 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
-        hash: Option<&mut Xxh64>,
+        mut hash: Option<&mut Xxh64>,
     ) -> Result<u64, Error> {
         let mut sink = Range {
             cursor: SegmentCursor::new(segments),
             overrun: 0,
             checked: self.params.checksum,
         };
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, hash)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, &mut hash)?;
         Ok(sink.cursor.pos())
     }
 
@@ -113,7 +113,7 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         sink: &mut impl Sink,
-        mut hash: Option<&mut Xxh64>,
+        hash: &mut impl Digest,
     ) -> Result<(), Error> {
         // zstd's streaming decoder writes into its own buffer, sized for any valid frame:
         // its "destination too small" means a frame whose sizes contradict each other.
@@ -173,9 +173,7 @@ impl Zstd {
             let mut output = OutBuffer::around(out);
             let ret = dctx.decompress_stream(&mut output, &mut input);
             let (used, wrote) = (input.pos(), output.pos());
-            if let Some(h) = hash.as_deref_mut() {
-                h.update(&out[..wrote]); // a seek table's checksum (range reads only)
-            }
+            hash.update(&out[..wrote]); // a seek table's checksum (range reads only)
             walk.done_src(used);
             sink.done(walk, wrote);
             f.feed_left -= used;
@@ -416,6 +414,27 @@ impl FrameCursor {
         match self.content_size {
             Some(size) if size != self.produced => Err(CONTENT_SIZE_MISMATCH),
             _ => Ok(()),
+        }
+    }
+}
+
+/// What the stream loop feeds every byte of output to: a seek table's checksum, for a
+/// range read of a seekable source (`Option<&mut Xxh64>`); nothing (`()`, compiled away)
+/// for every other request.
+trait Digest {
+    fn update(&mut self, bytes: &[u8]);
+}
+
+impl Digest for () {
+    #[inline(always)]
+    fn update(&mut self, _: &[u8]) {}
+}
+
+impl Digest for Option<&mut Xxh64> {
+    #[inline]
+    fn update(&mut self, bytes: &[u8]) {
+        if let Some(h) = self {
+            h.update(bytes);
         }
     }
 }
