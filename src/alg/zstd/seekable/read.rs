@@ -22,11 +22,12 @@ impl Zstd {
     /// decoded, alone, into that part of the segments. Returns the extent offset the
     /// output reached, as the plain range read does.
     ///
-    /// Each decoded frame is held to its entry (its header is, on every read: there): content that ends before the segments' part of it does, or (where the segments
-    /// reach the frame's end, or `checked`) content of another length or a frame of other
-    /// bytes than listed, is `EBADMSG`; with `checked` (the transform's `checksum(true)`),
-    /// the frame is decoded to its end and the entry's checksum, where the table has them,
-    /// is checked against the content's XXH64.
+    /// Each decoded frame is held to its entry (every frame's header is, on every read, by
+    /// the table's check): content that ends before the segments' part of it does, or
+    /// (where the segments reach the frame's end, or `checked`) content of another length
+    /// or a frame of other bytes than listed, is `EBADMSG`. With `checked` (the transform's
+    /// `checksum(true)`) the frame is decoded to its end, and the entry's checksum, where
+    /// the table has them, is checked against the content's XXH64.
     pub(in crate::alg::zstd) fn seekable_range<'x>(
         &self,
         dctx: &mut DCtx<'x>,
@@ -55,13 +56,13 @@ impl Zstd {
             {
                 first += 1;
             }
+            if first == segments.len() {
+                break; // every segment is behind: nothing more to decode
+            }
             let touched = segments[first..]
                 .iter()
                 .take_while(|s| s.offset() < base)
                 .any(|s| !s.is_empty());
-            if first == segments.len() {
-                break;
-            }
             if !touched {
                 continue;
             }
