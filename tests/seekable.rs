@@ -238,6 +238,55 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A seekable source with bytes changed (most often in its table) or cut short: never a
+    /// panic, `Ok` with the same bytes or the same error on every cut, and the segments
+    /// zero-filled after an error.
+    #[test]
+    fn damaged_sources_give_one_outcome_on_every_cut(
+        seed in any::<u64>(),
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255, any::<bool>()), 1..4),
+        cut_tail in 0usize..3,
+        off in 0u64..50_000,
+        len in 0usize..20_000,
+        checksum in any::<bool>(),
+    ) {
+        let data = letters(40_000, seed);
+        let tfm = Acomp::with_zstd(ZstdParams::default().checksum(checksum)).unwrap();
+        let mut src = Vec::new();
+        tfm.compress_seekable_to_vec(&data, 8192, &mut src).unwrap();
+        let table = 8 + 5 * if checksum { 12 } else { 8 } + 9;
+        for (at, xor, in_table) in flips {
+            let i = if in_table {
+                src.len() - table + at.index(table)
+            } else {
+                at.index(src.len())
+            };
+            src[i] ^= xor;
+        }
+        src.truncate(src.len() - cut_tail);
+        let ranges = [(off, len)];
+        let first = read(&tfm, &src, Cut::One, &ranges);
+        for cut in [Cut::Every(1), Cut::Random(seed)] {
+            let again = read(&tfm, &src, cut, &ranges);
+            match (&first, &again) {
+                (Ok(a), Ok(b)) => prop_assert!(a == b),
+                (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                _ => prop_assert!(false, "{first:?} against {again:?} on {cut:?}"),
+            }
+        }
+        if let Err(e) = &first {
+            prop_assert!([libc::EBADMSG, libc::EINVAL].contains(&e.errno()), "{e}");
+            let mut buf = vec![0xEEu8; len];
+            let mut segs = [Segment::new(off, &mut buf)];
+            prop_assert!(tfm.decompress_range(&[IoSlice::new(&src)], &mut segs).is_err());
+            prop_assert!(buf.iter().all(|&b| b == 0));
+        }
+    }
+}
+
 /// Only the frames a read touches are decoded: a corrupt frame elsewhere goes unseen, and
 /// the read that touches it fails.
 #[test]
