@@ -5,8 +5,9 @@
 //!   (a reused DCtx) streams `ZSTD_decompressStream` into a sector-sized scratch buffer;
 //!   after each fill, `btrfs_decompress_buf2page` copies the part that overlaps the
 //!   destination pages; it stops once the last page is full.
-//! - `direct`, the new way: [`Acomp::decompress_range`], where zstd writes straight into
-//!   the segments and only output before or between them goes to a scratch buffer.
+//! - `direct`, the new way: [`Acomp::decompress_range`], where zstd copies its output out
+//!   of its window buffer into the segments and only output before or between them goes to
+//!   a scratch buffer.
 //!
 //! The extent is compressed as btrfs compresses it: a stream at level 3, window 128 KiB
 //! (`ZSTD_BTRFS_MAX_WINDOWLOG`), fed a page at a time; no size is pledged, so the frame has

@@ -14,7 +14,8 @@
 //! | `struct crypto_acomp_streams` | the workspace pool: per-CPU workspace slots, filled on first use |
 //! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
 //! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
-//! | btrfs `zstd_decompress_bio`, straight into the bio's pages | [`Acomp::decompress_range`] into [`Segment`]s |
+//! | btrfs `zstd_decompress_bio`, into the bio's pages at an offset | [`Acomp::decompress_range`] into [`Segment`]s |
+//! | zstd's seekable format (`contrib/seekable_format`), pyzstd's `SeekableZstdFile` | [`Acomp::compress_seekable_to_vec`], [`Acomp::compress_seekable`]; range reads decode only the frames they touch |
 //! | `LZ4_decompress_safe` on one buffer, no transform | [`lz4::decompress_block`], [`lz4::block_content_size`] |
 //!
 //! # The contract
@@ -38,7 +39,8 @@
 //!   header declares the content size (the default), of any length where it does not
 //!   ([`ZstdParams::content_size`]`(false)`). With
 //!   [`ZstdParams::checksum`]`(true)` every frame ends with XXH64 of its content (the low
-//!   32 bits), and any such change is `EBADMSG` but for one in 2^32. The checksum costs
+//!   32 bits), and any such change is `EBADMSG` but for one in 2^32 (a range read too:
+//!   with the checksum on, it decodes each frame it touches to its end). The checksum costs
 //!   about 4,100 instructions per 4 KiB page each way (XXH64 runs at about one
 //!   instruction a byte) and 4 bytes per frame; it is off by default, as in the kernel's
 //!   zstd, zram and zswap, whose pages never leave memory. Turn it on where frames cross
@@ -52,7 +54,8 @@
 //!   header, block headers, length and declared content size are checked, and the frames
 //!   after it decoded, before `EINVAL`. A fault inside such a frame that only decoding
 //!   shows (a corrupt entropy stream, a checksum) stays unseen until the limit admits it.
-//!   The same on every path and cut; a range read weighs its first frame only, and
+//!   The same on every path and cut; a range read weighs its first frame only (of a
+//!   seekable source, its seek table and the frames it touches), and
 //!   [`Acomp::content_size`] reads the header only (never `EINVAL` for the window).
 //! - A source may hold several frames and skippable frames; the output is the frames'
 //!   content in order. A destination exactly as large as the output succeeds.
@@ -188,6 +191,7 @@ mod pool;
 mod probe;
 mod request;
 mod route;
+mod seekable;
 mod segment;
 mod stats;
 #[allow(unsafe_code)]

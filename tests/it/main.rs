@@ -27,6 +27,7 @@ mod range;
 mod readme;
 mod regressions;
 mod reuse;
+mod seekable;
 mod stress;
 mod threads;
 mod units;

@@ -4,7 +4,7 @@ use std::io::IoSlice;
 
 use crate::common::surgery;
 use crate::common::*;
-use acomp::{Acomp, Error, Segment};
+use acomp::{Acomp, Error};
 
 /// A 128 KiB extent of text-like bytes and its frame without content size (as btrfs
 /// writes them), and the same with content size.
@@ -12,47 +12,6 @@ fn extent() -> (Vec<u8>, Vec<Vec<u8>>) {
     let data = letters(128 * 1024, 42);
     let frames = vec![frame_without_size(&data, 3, 0), frame_with_size(&data, 3)];
     (data, frames)
-}
-
-/// Reads `[(offset, len)]` out of `frame`, its source cut as `cut`; returns the count and
-/// the segments' bytes.
-fn read(
-    tfm: &Acomp,
-    frame: &[u8],
-    cut: Cut,
-    ranges: &[(u64, usize)],
-) -> Result<(usize, Vec<Vec<u8>>), Error> {
-    let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0xEE; len]).collect();
-    let mut segs: Vec<Segment<'_>> = bufs
-        .iter_mut()
-        .zip(ranges)
-        .map(|(b, &(off, _))| Segment::new(off, b))
-        .collect();
-    let n = tfm.decompress_range(&split(frame, cut), &mut segs)?;
-    drop(segs);
-    Ok((n, bufs))
-}
-
-/// What the segments must hold: the extent's bytes, zero past its end.
-fn expected(data: &[u8], ranges: &[(u64, usize)]) -> (usize, Vec<Vec<u8>>) {
-    let mut delivered = 0;
-    let bufs = ranges
-        .iter()
-        .map(|&(off, len)| {
-            (0..len)
-                .map(|i| {
-                    let at = off as usize + i;
-                    if at < data.len() {
-                        delivered += 1;
-                        data[at]
-                    } else {
-                        0
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    (delivered, bufs)
 }
 
 #[test]

@@ -2,18 +2,20 @@
 //! (`one_shot.rs`) leaves, and range reads, with acomp reading the frame structure itself
 //! as it feeds zstd.
 
+use xxhash_rust::xxh64::Xxh64;
 use zstd_safe::{DCtx, InBuffer, OutBuffer, ResetDirective};
 
 use super::dictionary::select;
 use super::errors::corrupt_detail;
 use super::frame::{CONTENT_SIZE_MISMATCH, FRAME_LONGER_THAN_BLOCKS, FrameCursor};
-use super::sink::{Destination, Range, Sink};
+use super::sink::{Destination, Digest, Range, Sink};
 use super::{Digested, Zstd, zstd_error};
 use crate::segment::SegmentCursor;
 use crate::{Error, Segment, Walk};
 
 impl Zstd {
-    /// Decompresses fragment by fragment, straight into each destination fragment in turn.
+    /// Decompresses fragment by fragment into each destination fragment in turn (zstd
+    /// copies its output out of its window buffer into them).
     /// Output past the end of the destination goes to the scratch buffer, only to learn
     /// whether the rest of the source is valid: then the error is `ENOSPC` with the size
     /// needed, else the source's own error.
@@ -25,12 +27,17 @@ impl Zstd {
         walk: &mut Walk<'_, '_>,
     ) -> Result<(), Error> {
         let mut sink = Destination::default();
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, &mut ())?;
         sink.finish(walk)
     }
 
     /// Decodes the first frame of the walk's source into `segments`; returns the extent
     /// offset where the output stopped (see [`Range`] for when that is early).
+    ///
+    /// With the transform's `checksum(true)`, the frame is decoded to its end whatever the
+    /// segments, so that its checksum and content size are checked. `hash`, where
+    /// given, is fed every byte of the frame's content (the seekable reader checks a seek
+    /// table's checksum with it: `seekable/read.rs`).
     pub(super) fn decompress_range<'x>(
         &self,
         dctx: &mut DCtx<'x>,
@@ -38,12 +45,14 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         segments: &mut [Segment<'_>],
+        mut hash: Option<&mut Xxh64>,
     ) -> Result<u64, Error> {
         let mut sink = Range {
             cursor: SegmentCursor::new(segments),
             overrun: 0,
+            checked: self.params.checksum,
         };
-        self.stream_frames(dctx, dicts, scratch, walk, &mut sink)?;
+        self.stream_frames(dctx, dicts, scratch, walk, &mut sink, &mut hash)?;
         Ok(sink.cursor.pos())
     }
 
@@ -69,6 +78,7 @@ impl Zstd {
         scratch: &mut [u8],
         walk: &mut Walk<'_, '_>,
         sink: &mut impl Sink,
+        hash: &mut impl Digest,
     ) -> Result<(), Error> {
         // zstd's streaming decoder writes into its own buffer, sized for any valid frame:
         // its "destination too small" means a frame whose sizes contradict each other.
@@ -128,6 +138,7 @@ impl Zstd {
             let mut output = OutBuffer::around(out);
             let ret = dctx.decompress_stream(&mut output, &mut input);
             let (used, wrote) = (input.pos(), output.pos());
+            hash.update(&out[..wrote]); // a seek table's checksum (range reads only)
             walk.done_src(used);
             sink.done(walk, wrote);
             f.feed_left -= used;

@@ -6,7 +6,8 @@
 //! compression (`compress.rs`), decompression: one-shot (`one_shot.rs`, `one_sequence.rs`),
 //! the stream loop for whole requests and range reads (`decompress.rs`), what it checks
 //! before it opens a frame (`open.rs`), where its output goes (`sink.rs`); dictionaries
-//! (`dictionary.rs`). This file holds the [`Algorithm`] impl and the workspace.
+//! (`dictionary.rs`); zstd's seekable format (`seekable/`: the seek table, and range reads
+//! that decode only the frames they touch). This file holds the [`Algorithm`] impl and the workspace.
 //!
 //! libzstd's one-shot and streaming calls, and its streaming decoder fed whole or in pieces,
 //! do not always agree; acomp makes every path and every cut give the same outcome. The
@@ -23,6 +24,7 @@ mod one_sequence;
 mod one_shot;
 mod open;
 pub(crate) mod params;
+pub(crate) mod seekable;
 mod sink;
 
 use std::io::IoSlice;
@@ -188,7 +190,13 @@ impl Algorithm for Zstd {
             context::new_dctx(&self.params, &self.dicts)
         })?;
         let scratch = &mut ws.scratch;
-        dctx.with(|dctx, dicts| Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments))
+        dctx.with(|dctx, dicts| {
+            // A source that ends with a seek table: only the frames the segments touch.
+            if let Some(table) = seekable::SeekTable::find(walk)? {
+                return self.seekable_range(dctx, dicts, scratch, walk, &table, segments);
+            }
+            Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments, None)
+        })
     }
 
     fn compress_bound(&self, slen: usize) -> usize {
@@ -196,6 +204,10 @@ impl Algorithm for Zstd {
     }
 
     fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
+        // A source that ends with a seek table: the content of all its frames.
+        if let Some(table) = seekable::SeekTable::find(walk)? {
+            return table.content_size(walk).map(Some);
+        }
         frame::content_size(walk)
     }
 

@@ -96,7 +96,9 @@ impl ZstdParams {
     /// default off, as in the kernel). Without it, a change inside a block's content that
     /// keeps the frame valid can decode as `Ok` with other bytes; with it, such a change is
     /// `EBADMSG` but for one in 2^32. It costs about 4,100 instructions per 4 KiB page each
-    /// way and 4 bytes per frame (see the crate docs, "The contract").
+    /// way and 4 bytes per frame (see the crate docs, "The contract"). With it, a range read
+    /// ([`Acomp::decompress_range`](crate::Acomp::decompress_range)) decodes each frame it
+    /// touches to its end, to check it: a read costs its whole frame.
     #[must_use]
     pub fn checksum(mut self, on: bool) -> Self {
         self.checksum = on;
@@ -151,7 +153,11 @@ impl ZstdParams {
     /// [`Acomp::decompress_range`](crate::Acomp::decompress_range) of its page `k` decodes
     /// blocks `0..=k` and stops, instead of one 64 KiB block. The frames are standard: any
     /// zstd decoder reads them. Smaller blocks cost some ratio (each block has its own
-    /// entropy tables). A source of more than one such block is compressed on the stream
+    /// entropy tables) and decode slower: on 128 KiB extents of system libraries and data,
+    /// 4096 cost 1.6% of the ratio, made a read of the first page 24x cheaper, of the last
+    /// 2.5x dearer, and random 4 KiB reads 0.78x; the seekable format
+    /// ([`Acomp::compress_seekable_to_vec`](crate::Acomp::compress_seekable_to_vec)) reads
+    /// any page for the cost of its frame (BENCHMARKS.md, "Seekable extents"). A source of more than one such block is compressed on the stream
     /// path, even from one fragment: `ZSTD_compress2` would write other bytes than
     /// streaming does, and the frame must not depend on the cut.
     #[must_use]

@@ -1,6 +1,8 @@
 //! Where the stream paths' output goes: the destination fragments, then scratch memory
 //! past their end (to learn the size needed), or the segments of a range read.
 
+use xxhash_rust::xxh64::Xxh64;
+
 use super::frame::FrameCursor;
 use crate::segment::SegmentCursor;
 use crate::{Error, Walk};
@@ -79,11 +81,14 @@ pub(super) struct Range<'s, 'a> {
     pub(super) cursor: SegmentCursor<'s, 'a>,
     /// Output past the last segment (into scratch) while finishing the frame.
     pub(super) overrun: u64,
+    /// Whether the frame is decoded to its end whatever the segments (`checksum(true)`):
+    /// then a range read checks what a decompression checks.
+    pub(super) checked: bool,
 }
 
 impl Sink for Range<'_, '_> {
     fn stop(&mut self, frame: &FrameCursor) -> bool {
-        if frame.skippable || !self.cursor.is_full() {
+        if frame.skippable || self.checked || !self.cursor.is_full() {
             return false;
         }
         match frame.content_size {
@@ -106,5 +111,26 @@ impl Sink for Range<'_, '_> {
 
     fn first_frame_only(&self) -> bool {
         true
+    }
+}
+
+/// What the stream loop feeds every byte of output to: a seek table's checksum, for a
+/// range read of a seekable source (`Option<&mut Xxh64>`); nothing (`()`, compiled away)
+/// for every other request.
+pub(super) trait Digest {
+    fn update(&mut self, bytes: &[u8]);
+}
+
+impl Digest for () {
+    #[inline(always)]
+    fn update(&mut self, _: &[u8]) {}
+}
+
+impl Digest for Option<&mut Xxh64> {
+    #[inline]
+    fn update(&mut self, bytes: &[u8]) {
+        if let Some(h) = self {
+            h.update(bytes);
+        }
     }
 }

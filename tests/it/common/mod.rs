@@ -395,3 +395,43 @@ pub fn same_frame_on_every_cut(tfm: &Acomp, data: &[u8], cuts: &[(Cut, Cut)], wh
     }
     one
 }
+
+/// Reads `[(offset, len)]` out of `frame` with [`Acomp::decompress_range`], its source cut as
+/// `cut`; returns the count and the segments' bytes (which start as 0xEE).
+pub fn read(
+    tfm: &Acomp,
+    frame: &[u8],
+    cut: Cut,
+    ranges: &[(u64, usize)],
+) -> Result<(usize, Vec<Vec<u8>>), Error> {
+    let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0xEE; len]).collect();
+    let mut segs: Vec<acomp::Segment<'_>> = bufs
+        .iter_mut()
+        .zip(ranges)
+        .map(|(b, &(off, _))| acomp::Segment::new(off, b))
+        .collect();
+    let n = tfm.decompress_range(&split(frame, cut), &mut segs)?;
+    drop(segs);
+    Ok((n, bufs))
+}
+
+/// What a range read of `ranges` must give: the count, and the extent's bytes, zero past its
+/// end.
+pub fn expected(data: &[u8], ranges: &[(u64, usize)]) -> (usize, Vec<Vec<u8>>) {
+    let mut delivered = 0;
+    let bufs = ranges
+        .iter()
+        .map(|&(off, len)| {
+            (0..len)
+                .map(|i| match data.get(off as usize + i) {
+                    Some(&b) => {
+                        delivered += 1;
+                        b
+                    }
+                    None => 0,
+                })
+                .collect()
+        })
+        .collect();
+    (delivered, bufs)
+}
