@@ -23,9 +23,9 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use acomp_zswap::input::Input;
-use acomp_zswap::zswap::Zswap;
-use acomp_zswap::{
+use zswap_main::input::Input;
+use zswap_main::zswap::Zswap;
+use zswap_main::{
     compare, dict, input, lz4dict, patterns, plot, pool, report, snapshot, units, workload, zram,
 };
 

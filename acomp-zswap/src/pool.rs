@@ -7,6 +7,15 @@
 //! reading it hands out two fragments, as `zs_obj_read_sg_begin` builds a two-entry
 //! scatterlist, and the caller decompresses straight out of them without a copy.
 //!
+//! Allocation takes an object from the fullest zspage of its class with room, as zsmalloc's
+//! fullness groups do, so that the emptiest zspages drain; [`Pool::compaction_candidates`]
+//! and [`Pool::migrate`] move the objects of sparse zspages into fuller ones
+//! (`zs_compact`), so that churn does not leave the pool half empty.
+//!
+//! A [`Handle`] is not `Clone`: the one owner of an object frees it, once, and nothing
+//! outlives the free. Each object carries its owner's tag (the store's swap offset), so that
+//! compaction can find who to tell.
+//!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
 //! the `class->lock` of zsmalloc, taken to allocate and free only. Each backing page has a
 //! read-write lock, held for reading while a caller decompresses out of it and for writing
@@ -20,8 +29,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::{Mutex, RwLock};
 
-/// Bytes in a page, backing or stored.
-pub const PAGE_SIZE: usize = 4096;
+pub use crate::PAGE_SIZE;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
 pub const MIN_ALLOC_SIZE: usize = 32;
@@ -49,8 +57,7 @@ type BackingPage = Arc<RwLock<[u8; PAGE_SIZE]>>;
 
 /// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`. It holds
 /// the backing pages the object lies on (the second only where it straddles), so that a
-/// read takes no lock but theirs.
-#[derive(Clone)]
+/// read takes no lock but theirs. Not `Clone`: [`Pool::free`] takes it by value.
 pub struct Handle {
     first: BackingPage,
     second: Option<BackingPage>,
@@ -69,9 +76,17 @@ impl std::fmt::Debug for Handle {
     }
 }
 
+impl Handle {
+    /// Where the object is: (class index, zspage id, object index). Two live handles never
+    /// have the same place.
+    pub fn place(&self) -> (u16, u32, u16) {
+        (self.class, self.zspage, self.obj)
+    }
+}
+
 impl PartialEq for Handle {
     fn eq(&self, other: &Self) -> bool {
-        (self.class, self.zspage, self.obj) == (other.class, other.zspage, other.obj)
+        self.place() == other.place()
     }
 }
 
@@ -189,6 +204,8 @@ struct Zspage {
     pages: Vec<BackingPage>,
     /// Indices of its free objects.
     free: Vec<u16>,
+    /// The owner's tag of each object (meaningless for free ones).
+    owners: Vec<u64>,
 }
 
 /// A class's bookkeeping: its zspages by id, and which have free objects.
@@ -196,9 +213,18 @@ struct ClassState {
     zspages: Vec<Option<Zspage>>,
     /// Ids in `zspages` that are empty, to reuse before growing the vector.
     vacant: Vec<u32>,
-    /// Ids of zspages with at least one free object. The highest id is used first, so that
-    /// older zspages drain and can be released (zsmalloc sorts by fullness instead).
-    partial: BTreeSet<u32>,
+    /// Zspages with at least one free object, keyed by (free objects, id): the first is the
+    /// fullest, where allocation goes (zsmalloc's fullness groups), the last the emptiest,
+    /// which compaction drains.
+    partial: BTreeSet<(u16, u32)>,
+}
+
+impl ClassState {
+    fn free_count(&self, id: u32) -> u16 {
+        self.zspages[id as usize]
+            .as_ref()
+            .map_or(0, |z| z.free.len() as u16)
+    }
 }
 
 struct SizeClass {
@@ -234,6 +260,8 @@ pub struct Pool {
     max_pages: Option<usize>,
     /// Objects now allocated.
     objects: AtomicUsize,
+    /// Bytes of the classes of the objects now allocated.
+    used_bytes: AtomicUsize,
     /// Reads that got two fragments.
     straddled_reads: AtomicU64,
 }
@@ -261,6 +289,8 @@ pub struct PoolStats {
     pub cached_pages: usize,
     /// Objects allocated.
     pub objects: usize,
+    /// Bytes the allocated objects take, each its class's size.
+    pub used_bytes: usize,
     /// Reads whose object straddled two backing pages.
     pub straddled_reads: u64,
 }
@@ -269,6 +299,16 @@ impl PoolStats {
     /// Bytes of backing pages in zspages: zswap's `pool_total_size`.
     pub fn total_size(&self) -> usize {
         self.pages * PAGE_SIZE
+    }
+
+    /// `used_bytes / total_size()`: 1.0 where every byte of every zspage holds an object
+    /// (and for an empty pool).
+    pub fn packing(&self) -> f64 {
+        if self.pages == 0 {
+            1.0
+        } else {
+            self.used_bytes as f64 / self.total_size() as f64
+        }
     }
 }
 
@@ -292,6 +332,7 @@ impl Pool {
             page_cache: PageCache::default(),
             max_pages,
             objects: AtomicUsize::new(0),
+            used_bytes: AtomicUsize::new(0),
             straddled_reads: AtomicU64::new(0),
         }
     }
@@ -303,21 +344,22 @@ impl Pool {
             .then(|| self.classes[class_index(size)].info)
     }
 
-    /// Allocates an object of `size` bytes (`zs_malloc`): a free object of its class, or a
-    /// new zspage's first one. Its bytes are whatever the last owner left.
+    /// Allocates an object of `size` bytes (`zs_malloc`) tagged with `owner`: a free object
+    /// of the fullest zspage of its class with room, or a new zspage's first one. Its bytes
+    /// are whatever the last owner left.
     ///
     /// # Errors
     ///
     /// [`AllocError::BadSize`] for 0 or more than [`PAGE_SIZE`] bytes;
     /// [`AllocError::LimitHit`] where a new zspage would pass the limit.
-    pub fn alloc(&self, size: usize) -> Result<Handle, AllocError> {
+    pub fn alloc(&self, size: usize, owner: u64) -> Result<Handle, AllocError> {
         if !(1..=PAGE_SIZE).contains(&size) {
             return Err(AllocError::BadSize(size));
         }
         let index = class_index(size);
         let class = &self.classes[index];
-        if let Some(handle) = Self::alloc_from_partial(index, class) {
-            self.objects.fetch_add(1, Relaxed);
+        if let Some(handle) = Self::alloc_from_partial(index, class, owner, None) {
+            self.allocated(class);
             return Ok(handle);
         }
         // Take the new zspage's pages with no class lock held (zsmalloc's `alloc_zspage`).
@@ -329,9 +371,12 @@ impl Pool {
         }
         let objs = class.info.objs_per_zspage as u16;
         // Object 0 is handed out now; the rest are free, lowest popped first.
+        let mut owners = vec![0; objs as usize];
+        owners[0] = owner;
         let zspage = Zspage {
             pages: self.page_cache.take(nr),
             free: (1..objs).rev().collect(),
+            owners,
         };
         let mut state = class.state.lock();
         let id = match state.vacant.pop() {
@@ -343,17 +388,30 @@ impl Pool {
         };
         let handle = class.handle(index, id, &zspage, 0);
         if !zspage.free.is_empty() {
-            state.partial.insert(id);
+            state.partial.insert((zspage.free.len() as u16, id));
         }
         state.zspages[id as usize] = Some(zspage);
         drop(state);
-        self.objects.fetch_add(1, Relaxed);
+        self.allocated(class);
         Ok(handle)
     }
 
-    fn alloc_from_partial(index: usize, class: &SizeClass) -> Option<Handle> {
+    fn allocated(&self, class: &SizeClass) {
+        self.objects.fetch_add(1, Relaxed);
+        self.used_bytes.fetch_add(class.info.size, Relaxed);
+    }
+
+    /// An object of the fullest partial zspage of the class, other than `except`.
+    fn alloc_from_partial(
+        index: usize,
+        class: &SizeClass,
+        owner: u64,
+        except: Option<u32>,
+    ) -> Option<Handle> {
         let mut state = class.state.lock();
-        let id = *state.partial.last()?;
+        let key = *state.partial.iter().find(|&&(_, id)| Some(id) != except)?;
+        let id = key.1;
+        state.partial.remove(&key);
         let zspage = state.zspages[id as usize]
             .as_mut()
             .expect("partial zspages exist");
@@ -361,46 +419,105 @@ impl Pool {
             .free
             .pop()
             .expect("partial zspages have a free object");
-        let full = zspage.free.is_empty();
+        zspage.owners[obj as usize] = owner;
+        let left = zspage.free.len() as u16;
         let handle = class.handle(index, id, zspage, obj);
-        if full {
-            state.partial.remove(&id);
+        if left > 0 {
+            state.partial.insert((left, id));
         }
         Some(handle)
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its
     /// backing pages back to the page cache.
-    ///
-    /// # Panics
-    ///
-    /// If the object is already free (a double free through a cloned handle).
     pub fn free(&self, handle: Handle) {
         let class = &self.classes[handle.class as usize];
         let (id, obj) = (handle.zspage, handle.obj);
         // Our hold on the pages goes before the lock is taken, so the cache can take them.
         drop(handle);
         let mut state = class.state.lock();
+        let before = state.free_count(id);
         let zspage = state.zspages[id as usize]
             .as_mut()
             .expect("a zspage with an object in use is not released");
-        assert!(
-            !zspage.free.contains(&obj),
-            "double free of object {obj} of zspage {id}"
-        );
+        debug_assert!(!zspage.free.contains(&obj), "a handle is freed once");
         zspage.free.push(obj);
         let free = zspage.free.len();
+        state.partial.remove(&(before, id));
         if free == class.info.objs_per_zspage {
             let released = state.zspages[id as usize].take().expect("checked above");
-            state.partial.remove(&id);
             state.vacant.push(id);
             drop(state);
             self.page_cache.give(released.pages);
             self.pages.fetch_sub(class.info.pages_per_zspage, Relaxed);
-        } else if free == 1 {
-            state.partial.insert(id);
+        } else {
+            state.partial.insert((free as u16, id));
         }
         self.objects.fetch_sub(1, Relaxed);
+        self.used_bytes.fetch_sub(class.info.size, Relaxed);
+    }
+
+    /// The objects compaction should move (`zs_compact`): in each class whose free objects
+    /// add up to at least a zspage, the objects of its emptiest zspages, as many zspages as
+    /// the other zspages' room takes in. Each as (owner's tag, place); a place may be stale
+    /// by the time the owner moves it, which [`Pool::migrate`]'s caller checks.
+    pub fn compaction_candidates(&self) -> Vec<(u64, (u16, u32, u16))> {
+        let mut out = Vec::new();
+        for (index, class) in self.classes.iter().enumerate() {
+            let state = class.state.lock();
+            let per = class.info.objs_per_zspage;
+            let mut free: usize = state.partial.iter().map(|&(f, _)| f as usize).sum();
+            for &(f, id) in state.partial.iter().rev() {
+                let used = per - f as usize;
+                // Moving this zspage's objects needs `used` free objects elsewhere.
+                if free < per || free - (f as usize) < used {
+                    break;
+                }
+                free -= per;
+                let z = state.zspages[id as usize]
+                    .as_ref()
+                    .expect("partial zspages exist");
+                let mut is_free = vec![false; per];
+                z.free.iter().for_each(|&o| is_free[o as usize] = true);
+                for obj in (0..per).filter(|&o| !is_free[o]) {
+                    out.push((z.owners[obj], (index as u16, id, obj as u16)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Moves the first `len` bytes of the object into an object of another zspage of its
+    /// class with room (the fullest), frees the old one and points `handle` at the new:
+    /// zsmalloc's `migrate_zspage`. The caller holds the only way to the object (the store's
+    /// entry lock), so no reader sees it move. Returns false, changing nothing, where no
+    /// other zspage has room.
+    pub fn migrate(&self, handle: &mut Handle, len: usize) -> bool {
+        let index = handle.class as usize;
+        let class = &self.classes[index];
+        let owner = {
+            let state = class.state.lock();
+            state.zspages[handle.zspage as usize]
+                .as_ref()
+                .map_or(0, |z| z.owners[handle.obj as usize])
+        };
+        let Some(new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage)) else {
+            return false;
+        };
+        self.allocated(class);
+        let mut buf = [0u8; PAGE_SIZE];
+        let len = len.min(class.info.size);
+        self.read_sg(handle, len, |frags| {
+            let mut at = 0;
+            for f in frags {
+                buf[at..at + f.len()].copy_from_slice(f);
+                at += f.len();
+            }
+        });
+        self.write(&new, &buf[..len]);
+        let old = std::mem::replace(handle, new);
+        self.free(old);
+        true
     }
 
     /// The byte offset of the object in its first page, and the bytes the object takes.
@@ -523,214 +640,8 @@ impl Pool {
             pages: self.pages.load(Relaxed),
             cached_pages: self.page_cache.len(),
             objects: self.objects.load(Relaxed),
+            used_bytes: self.used_bytes.load(Relaxed),
             straddled_reads: self.straddled_reads.load(Relaxed),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn read(pool: &Pool, h: &Handle, len: usize) -> (usize, Vec<u8>) {
-        pool.read_sg(h, len, |frags| {
-            (
-                frags.len(),
-                frags.iter().flat_map(|f| f.iter().copied()).collect(),
-            )
-        })
-    }
-
-    #[test]
-    fn classes_cover_every_size() {
-        assert_eq!(NR_CLASSES, 255);
-        let pool = Pool::default();
-        for size in 1..=PAGE_SIZE {
-            let info = pool.class_info(size).unwrap();
-            assert!(info.size >= size && info.size < size.max(MIN_ALLOC_SIZE) + CLASS_DELTA);
-            assert!((1..=MAX_PAGES_PER_ZSPAGE).contains(&info.pages_per_zspage));
-            assert!(info.objs_per_zspage >= 1);
-        }
-        assert_eq!(pool.class_info(0), None);
-        assert_eq!(pool.class_info(PAGE_SIZE + 1), None);
-        // A page-sized object gets a zspage of one page to itself.
-        let page = pool.class_info(PAGE_SIZE).unwrap();
-        assert_eq!((page.pages_per_zspage, page.objs_per_zspage), (1, 1));
-    }
-
-    #[test]
-    fn alloc_write_read_free() {
-        let pool = Pool::default();
-        let a = pool.alloc(100).unwrap();
-        let b = pool.alloc(100).unwrap();
-        assert_ne!(a, b);
-        pool.write(&a, &[1; 100]);
-        pool.write(&b, &[2; 100]);
-        assert_eq!(read(&pool, &a, 100), (1, vec![1; 100]));
-        assert_eq!(read(&pool, &b, 100), (1, vec![2; 100]));
-        let info = pool.class_info(100).unwrap();
-        assert_eq!(pool.stats().pages, info.pages_per_zspage);
-        assert_eq!(pool.stats().objects, 2);
-        assert_eq!(pool.stats().straddled_reads, 0);
-        pool.free(a);
-        pool.free(b);
-        // The zspage is empty: its backing pages went back to the cache.
-        assert_eq!(pool.stats().pages, 0);
-        assert_eq!(pool.stats().objects, 0);
-        assert_eq!(
-            pool.stats().cached_pages,
-            PAGE_BATCH + info.pages_per_zspage
-        );
-    }
-
-    #[test]
-    fn freed_objects_are_reused() {
-        let pool = Pool::default();
-        // One full zspage of 512-byte objects.
-        let n = pool.class_info(500).unwrap().objs_per_zspage;
-        assert!(n > 7);
-        let handles: Vec<_> = (0..n).map(|_| pool.alloc(500).unwrap()).collect();
-        let pages = pool.stats().pages;
-        pool.free(handles[3].clone());
-        pool.free(handles[7].clone());
-        let again: BTreeSet<_> = (0..2).map(|_| pool.alloc(500).unwrap().obj).collect();
-        assert_eq!(again, [handles[3].obj, handles[7].obj].into());
-        assert_eq!(
-            pool.stats().pages,
-            pages,
-            "no new zspage while one has room"
-        );
-    }
-
-    #[test]
-    fn zspages_fill_before_new_ones_and_ids_are_reused() {
-        let pool = Pool::default();
-        let info = pool.class_info(1000).unwrap();
-        let n = info.objs_per_zspage;
-        let first: Vec<_> = (0..n).map(|_| pool.alloc(1000).unwrap()).collect();
-        assert!(first.iter().all(|h| h.zspage == first[0].zspage));
-        assert_eq!(pool.stats().pages, info.pages_per_zspage);
-        let next = pool.alloc(1000).unwrap();
-        assert_ne!(next.zspage, first[0].zspage);
-        assert_eq!(pool.stats().pages, 2 * info.pages_per_zspage);
-        for h in &first {
-            pool.free(h.clone());
-        }
-        assert_eq!(pool.stats().pages, info.pages_per_zspage);
-        // The first zspage's id is vacant; a zspage made later takes it.
-        let more: Vec<_> = (0..n).map(|_| pool.alloc(1000).unwrap()).collect();
-        assert!(more.iter().any(|h| h.zspage == first[0].zspage));
-    }
-
-    #[test]
-    fn straddling_objects_read_as_two_fragments() {
-        let pool = Pool::default();
-        // 3000-byte objects: the second starts at 3008 and crosses into the next page.
-        let info = pool.class_info(3000).unwrap();
-        assert!(info.pages_per_zspage > 1);
-        let handles: Vec<_> = (0..info.objs_per_zspage)
-            .map(|_| pool.alloc(3000).unwrap())
-            .collect();
-        let mut straddlers = 0;
-        for (i, h) in handles.iter().enumerate() {
-            let data: Vec<u8> = (0..3000).map(|j| (i * 7 + j) as u8).collect();
-            pool.write(h, &data);
-            let (frags, back) = read(&pool, h, 3000);
-            assert_eq!(back, data);
-            assert_eq!(frags == 2, pool.straddles(h, 3000));
-            straddlers += usize::from(frags == 2);
-        }
-        assert!(straddlers > 0);
-        assert_eq!(pool.stats().straddled_reads, straddlers as u64);
-        // Neighbours survive each other's writes.
-        for (i, h) in handles.iter().enumerate() {
-            let data: Vec<u8> = (0..3000).map(|j| (i * 7 + j) as u8).collect();
-            assert_eq!(read(&pool, h, 3000).1, data);
-        }
-        // A short read of a straddling object may fit its first page.
-        let h = &handles[1];
-        assert!(pool.straddles(h, 3000));
-        assert_eq!(read(&pool, h, 10).0, 1);
-    }
-
-    #[test]
-    fn bad_sizes_and_limit() {
-        let pool = Pool::new(Some(2));
-        assert_eq!(pool.alloc(0).unwrap_err(), AllocError::BadSize(0));
-        assert_eq!(
-            pool.alloc(PAGE_SIZE + 1).unwrap_err(),
-            AllocError::BadSize(PAGE_SIZE + 1)
-        );
-        let a = pool.alloc(PAGE_SIZE).unwrap();
-        let _b = pool.alloc(PAGE_SIZE).unwrap();
-        assert_eq!(pool.alloc(PAGE_SIZE).unwrap_err(), AllocError::LimitHit);
-        assert_eq!(pool.stats().pages, 2);
-        pool.free(a);
-        assert!(pool.alloc(PAGE_SIZE).is_ok());
-    }
-
-    #[test]
-    fn page_cache_keeps_up_to_the_high_mark() {
-        let pool = Pool::default();
-        let n = PAGE_HIGH + 10;
-        let handles: Vec<_> = (0..n).map(|_| pool.alloc(PAGE_SIZE).unwrap()).collect();
-        assert_eq!(pool.stats().pages, n);
-        // Refills come a batch at a time, beyond what is needed.
-        assert!(pool.stats().cached_pages < PAGE_BATCH + 1);
-        for h in handles {
-            pool.free(h);
-        }
-        assert_eq!(pool.stats().pages, 0);
-        assert_eq!(pool.stats().cached_pages, PAGE_HIGH);
-        // Cached pages serve new zspages without a refill.
-        let _h = pool.alloc(PAGE_SIZE).unwrap();
-        assert_eq!(pool.stats().cached_pages, PAGE_HIGH - 1);
-    }
-
-    #[test]
-    fn a_reader_keeps_a_released_page() {
-        let pool = Pool::default();
-        let h = pool.alloc(PAGE_SIZE).unwrap();
-        pool.write(&h, &[9; PAGE_SIZE]);
-        let held = h.clone();
-        // Freed while a (misbehaving) caller still holds the handle: the page is not
-        // recycled under it.
-        pool.free(h);
-        let cached = pool.stats().cached_pages;
-        let other = pool.alloc(PAGE_SIZE).unwrap();
-        pool.write(&other, &[1; PAGE_SIZE]);
-        assert_eq!(read(&pool, &held, PAGE_SIZE).1, vec![9; PAGE_SIZE]);
-        assert_eq!(pool.stats().cached_pages, cached - 1);
-    }
-
-    #[test]
-    #[should_panic(expected = "double free")]
-    fn double_free_panics() {
-        let pool = Pool::default();
-        let a = pool.alloc(64).unwrap();
-        let _b = pool.alloc(64).unwrap();
-        pool.free(a.clone());
-        pool.free(a);
-    }
-
-    #[test]
-    fn threads_share_a_pool() {
-        let pool = Pool::default();
-        std::thread::scope(|s| {
-            for t in 0..4u8 {
-                let pool = &pool;
-                s.spawn(move || {
-                    for round in 0..200usize {
-                        let len = 40 + (round * 37 + t as usize * 11) % 4000;
-                        let h = pool.alloc(len).unwrap();
-                        let data = vec![t ^ round as u8; len];
-                        pool.write(&h, &data);
-                        assert_eq!(read(pool, &h, len).1, data);
-                        pool.free(h);
-                    }
-                });
-            }
-        });
-        assert_eq!(pool.stats().pages, 0);
     }
 }
