@@ -512,7 +512,7 @@ impl Zswap {
             return Err(StoreError::PoolFull);
         }
         let _one = self.shrinking.lock();
-        let mut compacted = false;
+        let (mut compacted, mut busy) = (false, 0);
         loop {
             // Another shrinker may have made room meanwhile.
             if self.pool.stats().pages <= self.accept_pages {
@@ -522,10 +522,16 @@ impl Zswap {
             }
             match self.write_batch(WRITEBACK_BATCH) {
                 Ok(0) => {
-                    // Nothing left to write back: what compaction frees is the last room.
                     if let Ok(h) = self.pool.alloc(len, offset) {
                         return Ok(h);
                     }
+                    // Entries left, all busy (loads, stores): they will be free soon.
+                    if self.lru.len() > 0 && busy < 64 {
+                        busy += 1;
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    // Nothing left to write back: what compaction frees is the last room.
                     if compacted {
                         return Err(StoreError::PoolFull);
                     }
