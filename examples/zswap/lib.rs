@@ -16,6 +16,7 @@ pub mod plot;
 pub use acomp_zswap::pool;
 pub mod report;
 pub mod snapshot;
+pub mod tiered;
 pub mod units;
 pub mod workload;
 pub mod zram;
