@@ -15,6 +15,17 @@
 //! ```sh
 //! cargo bench -p acomp-zswap --bench tier
 //! ```
+//!
+//! Instructions per page (the embedding's overhead without the machine's noise): with
+//! `ACOMP_TIER_CALLGRIND` set to `compress`, `store`, `decompress` or `load`, the bench runs
+//! that mode of `per_page` once as a warm-up and once inside `callgrind_loop`, and nothing
+//! else:
+//!
+//! ```sh
+//! cargo bench -p acomp-zswap --bench tier --no-run   # names target/release/deps/tier-<hash>
+//! ACOMP_TIER_CALLGRIND=store valgrind --tool=callgrind \
+//!     --toggle-collect='*callgrind_loop*' target/release/deps/tier-<hash>
+//! ```
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, IoSlice, IoSliceMut};
@@ -322,7 +333,64 @@ fn heap(c: &mut Criterion) {
     let _ = std::fs::remove_file(swap_path(usize::MAX));
 }
 
+/// The pass callgrind counts (`--toggle-collect='*callgrind_loop*'`).
+#[inline(never)]
+fn callgrind_loop(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u8>]) {
+    pass(mode, z, tfm, pages, frames);
+}
+
+/// One pass of a `per_page` mode over every page.
+#[inline(never)]
+fn pass(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u8>]) {
+    let mut dst = [0u8; PAGE_SIZE];
+    for (i, (p, f)) in pages.iter().zip(frames).enumerate() {
+        match mode {
+            "compress" => {
+                let _ = black_box(
+                    tfm.compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)]),
+                );
+            }
+            "store" => z.store(i as u64, p).expect("no budget"),
+            "decompress" if f.len() < PAGE_SIZE => {
+                let _ =
+                    black_box(tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut dst)]));
+            }
+            "decompress" => dst.copy_from_slice(f),
+            "load" => z.load(i as u64, &mut dst).expect("stored"),
+            other => panic!("ACOMP_TIER_CALLGRIND={other}: compress, store, decompress or load"),
+        }
+    }
+    black_box(&dst);
+}
+
+fn callgrind(mode: &str) {
+    let pages = own_pages(2048);
+    let tfm = lz4();
+    let z = unbudgeted(lz4());
+    let mut dst = vec![0u8; PAGE_SIZE];
+    let frames: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|p| {
+            let n = tfm
+                .compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)])
+                .unwrap_or(PAGE_SIZE);
+            dst[..n].to_vec()
+        })
+        .collect();
+    for (i, p) in pages.iter().enumerate() {
+        z.store(i as u64, p).expect("no budget");
+    }
+    // The warm-up, then the pass callgrind counts.
+    pass(mode, &z, &tfm, &pages, &frames);
+    callgrind_loop(mode, &z, &tfm, &pages, &frames);
+    eprintln!("{mode}: {} pages per pass", pages.len());
+}
+
 fn main() {
+    if let Ok(mode) = std::env::var("ACOMP_TIER_CALLGRIND") {
+        callgrind(&mode);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     per_page(&mut c);
     threads(&mut c);
