@@ -68,7 +68,9 @@ fn unbudgeted(tfm: Acomp) -> Zswap {
         .expect("a tier")
 }
 
-fn per_page(c: &mut Criterion) {
+/// The `per_page` set: the pages, acomp's transform, a tier holding every page, and each
+/// page's frame as acomp's own call writes it (the page itself where it does not shrink).
+fn per_page_fixture() -> (Vec<Box<Page>>, Acomp, Zswap, Vec<Vec<u8>>) {
     let pages = own_pages(2048);
     let tfm = lz4();
     let z = unbudgeted(lz4());
@@ -85,6 +87,12 @@ fn per_page(c: &mut Criterion) {
     for (i, p) in pages.iter().enumerate() {
         z.store(i as u64, p).expect("no budget");
     }
+    (pages, tfm, z, frames)
+}
+
+fn per_page(c: &mut Criterion) {
+    let (pages, tfm, z, frames) = per_page_fixture();
+    let mut dst = vec![0u8; PAGE_SIZE];
     let mut g = c.benchmark_group("per_page");
     g.throughput(Throughput::Elements(pages.len() as u64));
     g.bench_function("acomp/compress", |b| {
@@ -364,22 +372,7 @@ fn pass(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u
 }
 
 fn callgrind(mode: &str) {
-    let pages = own_pages(2048);
-    let tfm = lz4();
-    let z = unbudgeted(lz4());
-    let mut dst = vec![0u8; PAGE_SIZE];
-    let frames: Vec<Vec<u8>> = pages
-        .iter()
-        .map(|p| {
-            let n = tfm
-                .compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)])
-                .unwrap_or(PAGE_SIZE);
-            dst[..n].to_vec()
-        })
-        .collect();
-    for (i, p) in pages.iter().enumerate() {
-        z.store(i as u64, p).expect("no budget");
-    }
+    let (pages, tfm, z, frames) = per_page_fixture();
     // The warm-up, then the pass callgrind counts.
     pass(mode, &z, &tfm, &pages, &frames);
     callgrind_loop(mode, &z, &tfm, &pages, &frames);

@@ -18,6 +18,17 @@ fn lz4() -> Acomp {
     Acomp::new("lz4").unwrap()
 }
 
+/// A tier over lz4 with this budget and an in-memory device the test keeps a hold on.
+fn with_mem_device(budget: u64) -> (Zswap, Arc<MemDevice>) {
+    let dev = Arc::new(MemDevice::default());
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(budget)
+        .device(Arc::clone(&dev))
+        .build()
+        .unwrap();
+    (z, dev)
+}
+
 fn zero() -> Page {
     [0; PAGE_SIZE]
 }
@@ -26,12 +37,7 @@ fn zero() -> Page {
 /// stored again or invalidated.
 #[test]
 fn pages_load_back_exact_in_the_pool_and_on_the_device() {
-    let dev = Arc::new(MemDevice::default());
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(256 << 10)
-        .device(Arc::clone(&dev))
-        .build()
-        .unwrap();
+    let (z, dev) = with_mem_device(256 << 10);
     let n = 1000u64;
     for o in 0..n {
         z.store(o * 7, &page(o * 7, 1)).unwrap();
@@ -308,12 +314,7 @@ impl Model {
 #[test]
 fn threads_on_the_same_offsets_match_a_model() {
     const OFFSETS: usize = 48;
-    let dev = Arc::new(MemDevice::default());
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(24 * PAGE_SIZE as u64)
-        .device(Arc::clone(&dev))
-        .build()
-        .unwrap();
+    let (z, dev) = with_mem_device(24 * PAGE_SIZE as u64);
     let model = Model::new(OFFSETS);
     // Mutations of one offset are serialised by the test (so the model knows their order);
     // loads, writeback and compaction run beside them, unserialised.
@@ -617,12 +618,7 @@ fn compaction_restores_packing_after_churn() {
 /// Line 7: the shrinker writes batches through `write_pages`.
 #[test]
 fn the_shrinker_writes_in_batches() {
-    let dev = Arc::new(MemDevice::default());
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(1 << 20)
-        .device(Arc::clone(&dev))
-        .build()
-        .unwrap();
+    let (z, dev) = with_mem_device(1 << 20);
     for o in 0..100 {
         z.store(o, &page(o, 0)).unwrap();
     }
