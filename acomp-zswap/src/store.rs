@@ -263,7 +263,11 @@ fn default_budget() -> u64 {
 impl Builder {
     /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
-    /// zswap's default `max_pool_percent`.
+    /// zswap's default `max_pool_percent`. Beside the pool, up to
+    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
+    /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
+    /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
+    /// the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
         self.max_pool_bytes = Some(bytes);
         self
@@ -895,7 +899,7 @@ impl Zswap {
             pool_total_size: p.total_size() as u64,
             pool_used_size: p.used_bytes as u64,
             stored_bytes: get(&c.stored_bytes),
-            max_pool_size: (self.max_pages * PAGE_SIZE) as u64,
+            max_pool_size: (self.max_pages as u64).saturating_mul(PAGE_SIZE as u64),
             written_back_pages: get(&c.written_back_pages),
             pool_limit_hit: get(&c.pool_limit_hit),
             reject_reclaim_fail: get(&c.reject_reclaim_fail),
