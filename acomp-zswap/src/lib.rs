@@ -39,7 +39,10 @@
 //!   store is refused ([`StoreError`]) and the page stays with the caller, as
 //!   `zswap_store` returning false leaves it; the offset's old entry is invalidated. Once
 //!   refused, stores stay refused until the pool falls to `accept_threshold_percent` of the
-//!   budget (default 90): a full pool does not flip pages in and out.
+//!   budget (default 90): a full pool does not flip pages in and out. (A store needs a
+//!   whole zspage of its size class, up to 8 pages: with a budget of only a few dozen pages,
+//!   a store may find none it can free and be refused with [`StoreError::PoolFull`] even
+//!   with a device.)
 //! - Same-filled pages are kept as their value (nothing in the pool), incompressible pages
 //!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
 //!   [`Stats::stored_incompressible_pages`]).

@@ -363,12 +363,15 @@ impl Pool {
             return Ok(handle);
         }
         // Take the new zspage's pages with no class lock held (zsmalloc's `alloc_zspage`).
+        // Counted before they are taken, and only if within the limit: never over it, not
+        // even for a moment (a reader of `stats` sees no page that is not allowed).
         let nr = class.info.pages_per_zspage;
-        let total = self.pages.fetch_add(nr, Relaxed) + nr;
-        if self.max_pages.is_some_and(|max| total > max) {
-            self.pages.fetch_sub(nr, Relaxed);
-            return Err(AllocError::LimitHit);
-        }
+        let max = self.max_pages.unwrap_or(usize::MAX);
+        self.pages
+            .fetch_update(Relaxed, Relaxed, |p| {
+                p.checked_add(nr).filter(|&t| t <= max)
+            })
+            .map_err(|_| AllocError::LimitHit)?;
         let objs = class.info.objs_per_zspage as u16;
         // Object 0 is handed out now; the rest are free, lowest popped first.
         let mut owners = vec![0; objs as usize];

@@ -529,8 +529,9 @@ impl Zswap {
                     if let Ok(h) = self.pool.alloc(len, offset) {
                         return Ok(h);
                     }
-                    // Entries left, all busy (loads, stores): they will be free soon.
-                    if self.lru.len() > 0 && busy < 64 {
+                    // Entries left, all busy (loads), or objects of stores still on their
+                    // way into the LRU: they will be free soon.
+                    if self.pool.stats().objects > 0 && busy < 1024 {
                         busy += 1;
                         std::thread::yield_now();
                         continue;

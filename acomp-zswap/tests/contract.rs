@@ -455,6 +455,41 @@ fn threads_on_the_same_offsets_match_a_model() {
     assert_eq!(dev.pages.lock().len(), 0);
 }
 
+/// Line 4, one offset at full contention: one thread stores it again and again while
+/// others load it; no load misses it (no invalidate ever completes) and none goes back to
+/// an older store than one it saw.
+#[test]
+fn loads_racing_stores_of_one_offset_never_miss() {
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(1 << 20)
+        .build()
+        .unwrap();
+    let off = 7;
+    z.store(off, &page(off, 0)).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (z, done) = (&z, &done);
+        s.spawn(move || {
+            for id in 1..10_000 {
+                z.store(off, &page(off, id)).unwrap();
+            }
+            done.store(true, Relaxed);
+        });
+        for _ in 0..3 {
+            s.spawn(move || {
+                let (mut out, mut last, mut loads) = (zero(), 0, 0u64);
+                while !done.load(Relaxed) || loads < 1000 {
+                    z.load(off, &mut out).expect("a stored offset is found");
+                    let id = check(off, &out);
+                    assert!(id >= last, "store {id} loaded after store {last}");
+                    last = id;
+                    loads += 1;
+                }
+            });
+        }
+    });
+}
+
 /// Line 5: a device that fails every k-th write batch and every k-th read loses nothing.
 #[test]
 fn device_faults_lose_nothing() {
