@@ -12,9 +12,11 @@ pub mod input;
 pub mod lz4dict;
 pub mod patterns;
 pub mod plot;
-pub mod pool;
+/// The tier's zsmalloc-style pool.
+pub use acomp_zswap::pool;
 pub mod report;
 pub mod snapshot;
+pub mod tiered;
 pub mod units;
 pub mod workload;
 pub mod zram;

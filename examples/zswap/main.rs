@@ -23,10 +23,11 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use acomp_zswap::input::Input;
-use acomp_zswap::zswap::Zswap;
-use acomp_zswap::{
-    compare, dict, input, lz4dict, patterns, plot, pool, report, snapshot, units, workload, zram,
+use zswap_main::input::Input;
+use zswap_main::zswap::Zswap;
+use zswap_main::{
+    compare, dict, input, lz4dict, patterns, plot, pool, report, snapshot, tiered, units, workload,
+    zram,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -108,6 +109,16 @@ struct Args {
     /// Sample every Nth page of the first half for training.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..), requires = "dict")]
     dict_every: u16,
+    /// Also store the pages in the tier under this memory budget (bytes; `K`, `M`, `G`):
+    /// the coldest written back to `--swap-file` if given (else stores at the budget are
+    /// refused), every page then loaded and checked, with the writeback counters and the
+    /// load latencies by source (memory, device).
+    #[arg(long, value_name = "BYTES", value_parser = tiered::parse_bytes)]
+    budget: Option<u64>,
+    /// The tier's swap device for `--budget`: a file of page slots, created (truncated) here.
+    /// Alone, it runs the tier under a quarter of the pool the pages take without a budget.
+    #[arg(long, value_name = "PATH")]
+    swap_file: Option<PathBuf>,
     /// Also write the pages stored (after the snapshot, in order) to this file, raw: the
     /// input of `benches/lz4_pages.rs` (`ACOMP_PAGES`).
     #[arg(long, value_name = "PATH")]
@@ -229,6 +240,20 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let report = workload::run(&zswap, &input, &opts);
     report::summary(&input, args.level, &report);
     report::print(&input, &report);
+    let mut tier_failed = false;
+    if args.budget.is_some() || args.swap_file.is_some() {
+        let make = || acomp::Acomp::with_zstd(params.clone());
+        let run = tiered::run(
+            &make,
+            &input,
+            args.budget,
+            args.swap_file.as_deref(),
+            threads,
+            args.seed,
+        )?;
+        tiered::print(&run, &format!("zstd level {}", args.level));
+        tier_failed = !run.failed.is_empty();
+    }
 
     // The side-by-side table: acomp on one thread, then zram, on the same pages.
     let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
@@ -343,7 +368,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .iter()
         .chain(&held_out_rows)
         .any(|r| r.verified_pages != r.pages);
-    Ok(if report.ok() && !table_failed {
+    Ok(if report.ok() && !table_failed && !tier_failed {
         ExitCode::SUCCESS
     } else {
         eprintln!("zswap: some pages failed to come back as stored (see above)");

@@ -89,16 +89,20 @@ pub fn parse_unit(s: &str) -> Result<usize, String> {
 #[derive(Debug, Clone)]
 enum Kept {
     Filled(u8),
-    Raw(Handle),
+    Raw(Obj),
     /// A page compressed on its own: the object and the frame's bytes.
-    Compressed(Handle, usize),
+    Compressed(Obj, usize),
 }
+
+/// A pool object shared with the loads that read it (a pool [`Handle`] is not `Clone`):
+/// freed by the last holder through [`free_shared`].
+type Obj = Arc<Handle>;
 
 #[derive(Debug)]
 enum Body {
     /// The unit's frame in page-sized pieces, and its bytes.
     Frame {
-        chunks: Arc<[Handle]>,
+        chunks: Arc<Vec<Handle>>,
         length: usize,
     },
     /// Page by page; `None` once invalidated (freed at once).
@@ -206,10 +210,19 @@ fn copy_frags(frags: &[std::io::IoSlice<'_>], out: &mut [u8]) {
     }
 }
 
+/// Frees a shared object once its last holder lets go: a load that still holds it (a
+/// caller that invalidates while loading, against the contract) keeps it, and its object
+/// is then not returned to the pool.
+fn free_shared(pool: &Pool, h: Obj) {
+    if let Some(h) = Arc::into_inner(h) {
+        pool.free(h);
+    }
+}
+
 /// What a page's load reads, taken under the slots' lock.
 enum What {
     Frame {
-        chunks: Arc<[Handle]>,
+        chunks: Arc<Vec<Handle>>,
         length: usize,
         pages: usize,
         generation: u64,
@@ -275,10 +288,10 @@ impl Units {
                         let p = page(k);
                         let one = match same_filled(p) {
                             Some(fill) => Kept::Filled(fill),
-                            None => match self.pool.alloc(PAGE_SIZE) {
+                            None => match self.pool.alloc(PAGE_SIZE, 0) {
                                 Ok(h) => {
                                     self.pool.write(&h, p);
-                                    Kept::Raw(h)
+                                    Kept::Raw(Arc::new(h))
                                 }
                                 Err(e) => {
                                     self.free(Slot {
@@ -389,14 +402,14 @@ impl Units {
         if let Ok(n) = self.tfm.compress_to_buffer(data, &mut dst[..PAGE_SIZE])
             && n < PAGE_SIZE
         {
-            let h = self.pool.alloc(n)?;
+            let h = self.pool.alloc(n, 0)?;
             self.pool.write(&h, &dst[..n]);
-            return Ok(Kept::Compressed(h, n));
+            return Ok(Kept::Compressed(Arc::new(h), n));
         }
         drop(dst);
-        let h = self.pool.alloc(PAGE_SIZE)?;
+        let h = self.pool.alloc(PAGE_SIZE, 0)?;
         self.pool.write(&h, data);
-        Ok(Kept::Raw(h))
+        Ok(Kept::Raw(Arc::new(h)))
     }
 
     /// Takes page `k` out of the slot (the frame stops serving it, or its object is taken
@@ -448,15 +461,15 @@ impl Units {
     fn free_kept(&self, k: Kept) {
         match k {
             Kept::Filled(_) => {}
-            Kept::Raw(h) | Kept::Compressed(h, _) => self.pool.free(h),
+            Kept::Raw(h) | Kept::Compressed(h, _) => free_shared(&self.pool, h),
         }
     }
 
     /// The frame in page-sized objects.
-    fn alloc_frame(&self, frame: &[u8]) -> Result<Arc<[Handle]>, AllocError> {
+    fn alloc_frame(&self, frame: &[u8]) -> Result<Arc<Vec<Handle>>, AllocError> {
         let mut chunks = Vec::with_capacity(frame.len().div_ceil(PAGE_SIZE));
         for piece in frame.chunks(PAGE_SIZE) {
-            match self.pool.alloc(piece.len()) {
+            match self.pool.alloc(piece.len(), 0) {
                 Ok(h) => {
                     self.pool.write(&h, piece);
                     chunks.push(h);
@@ -486,7 +499,12 @@ impl Units {
         match body {
             // Handles are shared with a load only if the caller breaks the contract (no
             // invalidation while loading): freeing by a clone is then what zswap's would do.
-            Body::Frame { chunks, .. } => chunks.iter().for_each(|h| self.pool.free(h.clone())),
+            Body::Frame { chunks, .. } => {
+                Arc::into_inner(chunks)
+                    .into_iter()
+                    .flatten()
+                    .for_each(|h| self.pool.free(h));
+            }
             Body::Pages(kept) => kept.into_iter().flatten().for_each(|k| self.free_kept(k)),
         }
     }

@@ -1,0 +1,98 @@
+//! A compressed page tier on [`acomp`], as the Linux kernel's zswap: a pool of compressed
+//! 4 KiB pages under a memory budget, in front of a swap device to which the coldest pages
+//! are written back when the pool is full.
+//!
+//! ```
+//! use acomp_zswap::{LoadError, PAGE_SIZE, Page, SwapFile, Zswap};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("acomp-zswap-doc-{}", std::process::id()));
+//! let zswap = Zswap::builder(acomp::Acomp::new("lz4")?) // the transform, by value
+//!     .max_pool_bytes(64 << 20)                      // the budget (zswap's max_pool_percent, in bytes)
+//!     .device(SwapFile::create(&dir)?)               // optional: where cold pages go
+//!     .build()?;                                     // Send + Sync
+//! let mut page: Page = [0; PAGE_SIZE];
+//! page[..11].copy_from_slice(b"hello, swap");
+//! zswap.store(1 << 40, &page)?;                      // offset: any u64
+//! let mut back = [0; PAGE_SIZE];
+//! zswap.load(1 << 40, &mut back)?;
+//! assert_eq!(back, page);
+//! zswap.invalidate(1 << 40);
+//! assert!(matches!(zswap.load(1 << 40, &mut back), Err(LoadError::NotFound)));
+//! assert_eq!(zswap.stats().stored_pages, 0);
+//! # std::fs::remove_file(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The contract
+//!
+//! - A stored page loads back byte for byte until its offset is stored again or
+//!   invalidated, whether it sits in the pool or was written back. Offsets are sparse:
+//!   memory grows with the pages stored, never with the largest offset (a hash map per
+//!   shard, not a vector indexed by offset); 0, 2^40 and `u64::MAX` are offsets like any.
+//! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
+//!   pages counted as zsmalloc counts them). At the budget a store writes back the coldest
+//!   entries to the device, in batches, until the pool is down to the accept threshold, and
+//!   admits the page. Coldness is zswap's: an LRU with a second chance for entries loaded
+//!   since they were last passed over. Without a device, or when the device fails, the
+//!   store is refused ([`StoreError`]) and the page stays with the caller, as
+//!   `zswap_store` returning false leaves it; the offset's old entry is invalidated. Once
+//!   refused, stores stay refused until the pool falls to `accept_threshold_percent` of the
+//!   budget (default 90): a full pool does not flip pages in and out. (A store needs a
+//!   whole zspage of its size class, up to 8 pages: with a budget of only a few dozen pages,
+//!   a store may find none it can free and be refused with [`StoreError::PoolFull`] even
+//!   with a device.)
+//! - Same-filled pages are kept as their value (nothing in the pool), incompressible pages
+//!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
+//!   [`Stats::stored_incompressible_pages`]).
+//! - Any number of threads store, load, take, invalidate, write back and compact, on the
+//!   same offsets too. A load returns the bytes of the last store at that offset that
+//!   completed before it began, or of a store overlapping it, or `NotFound` after an
+//!   invalidate that completed before it began: never another offset's bytes, never a mix
+//!   of two stores, never a torn page. Each entry's lock is the guard of its object: a
+//!   load holds it while it decompresses or reads the device, and an object is freed,
+//!   moved or written back only under it; no device I/O happens under a lock that loads of
+//!   other offsets need.
+//! - Device faults lose nothing: a write that fails leaves the entries in the pool
+//!   ([`Stats::device_write_fail`]); a read that fails is [`LoadError::Io`] with the entry
+//!   kept, and the same load succeeds once the device does. Pages on the device carry a
+//!   checksum (CRC-32 of key and page, kept in memory): a flipped bit, a torn write or
+//!   another page's bytes is [`LoadError::Corrupt`], never returned as the page.
+//! - After churn, [`Zswap::compact`] moves the objects of the emptiest zspages into fuller
+//!   ones (zsmalloc's compaction): the pool gets back to at least 90% packing
+//!   ([`Stats::packing`]) where each size class holds more than a few zspages' worth. A store
+//!   that finds nothing left to write back compacts by itself.
+//! - [`SwapFile`]: a file of page slots written with positional I/O, a batch of neighbouring
+//!   slots in one `pwritev`; `discard` punches a hole and frees the slot for reuse.
+//!
+//! The device is addressed by keys the tier hands out, one per written-back copy, not by
+//! swap offset: a slot freed and reused is never read back as another offset's page.
+//!
+//! # Where it comes from
+//!
+//! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
+//! the debugfs counters [`Stats`] is named after) and `mm/zsmalloc.c` (size classes 16 bytes
+//! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments,
+//! compaction): see [`pool`].
+
+#![deny(missing_docs)]
+
+mod device;
+mod lru;
+pub mod pool;
+mod stats;
+mod store;
+
+pub use device::{SwapDevice, SwapFile};
+pub use stats::Stats;
+pub use store::{
+    BuildError, Builder, EntryInfo, LoadError, LoadKind, StoreError, StoreKind, WRITEBACK_BATCH,
+    Zswap, same_filled,
+};
+
+/// Bytes in a page, stored or backing.
+pub const PAGE_SIZE: usize = 4096;
+
+/// A page as the tier sees it.
+pub type Page = [u8; PAGE_SIZE];

@@ -1,0 +1,99 @@
+//! The counters: zswap's debugfs names (`/sys/kernel/debug/zswap/`), plus the device's.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A snapshot of the tier's counters, from [`crate::Zswap::stats`]. Gauges say what is held
+/// now; the `reject_*`, `*_fail` and `written_back_pages` counters only grow. The names are
+/// those of zswap's debugfs files where zswap has the counter.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Pages held in memory now, of every kind (zswap's `stored_pages`).
+    pub stored_pages: u64,
+    /// Of those, pages kept as their fill value, nothing in the pool (`same_filled_pages`).
+    pub same_filled_pages: u64,
+    /// Of those, pages kept as they are, a whole page in the pool
+    /// (`stored_incompressible_pages`).
+    pub stored_incompressible_pages: u64,
+    /// Bytes of backing pages in the pool, counted as zsmalloc counts them
+    /// (`pool_total_size`): never above the budget.
+    pub pool_total_size: u64,
+    /// Bytes the pool's objects take, each rounded up to its size class.
+    pub pool_used_size: u64,
+    /// Bytes of the stored frames (and pages kept as they are), before rounding.
+    pub stored_bytes: u64,
+    /// The budget: the builder's `max_pool_bytes`, rounded down to whole pages.
+    pub max_pool_size: u64,
+    /// Pages the shrinker wrote to the device (`written_back_pages`).
+    pub written_back_pages: u64,
+    /// Times a store found the pool at its budget (`pool_limit_hit`).
+    pub pool_limit_hit: u64,
+    /// Stores refused because no room could be made: no device, the device failed, or the
+    /// pool had not yet fallen below the accept threshold (`reject_reclaim_fail`).
+    pub reject_reclaim_fail: u64,
+    /// Compressions that failed: the page was kept as it is (`reject_compress_fail`).
+    pub reject_compress_fail: u64,
+    /// Compressions that gave a page or more: the page was kept as it is
+    /// (`reject_compress_poor`).
+    pub reject_compress_poor: u64,
+    /// Loads whose frame acomp refused or that gave other than a page (`decompress_fail`).
+    pub decompress_fail: u64,
+    /// Pages on the device now.
+    pub device_pages: u64,
+    /// Loads served by the device.
+    pub device_loads: u64,
+    /// Device writes that failed: those pages stayed in the pool.
+    pub device_write_fail: u64,
+    /// Device reads that failed ([`crate::LoadError::Io`]): those entries were kept.
+    pub device_read_fail: u64,
+    /// Device reads whose checksum did not match ([`crate::LoadError::Corrupt`]).
+    pub device_corrupt: u64,
+    /// Device discards that failed (the tier had forgotten the page already).
+    pub device_discard_fail: u64,
+    /// Objects compaction moved.
+    pub compacted_objects: u64,
+}
+
+impl Stats {
+    /// `pool_used_size / pool_total_size`: how full the pool's backing pages are (1.0 for
+    /// an empty pool).
+    pub fn packing(&self) -> f64 {
+        if self.pool_total_size == 0 {
+            1.0
+        } else {
+            self.pool_used_size as f64 / self.pool_total_size as f64
+        }
+    }
+}
+
+/// The counters the tier keeps itself; the pool's gauges come from the pool.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub stored_pages: AtomicU64,
+    pub same_filled_pages: AtomicU64,
+    pub stored_incompressible_pages: AtomicU64,
+    pub stored_bytes: AtomicU64,
+    pub written_back_pages: AtomicU64,
+    pub pool_limit_hit: AtomicU64,
+    pub reject_reclaim_fail: AtomicU64,
+    pub reject_compress_fail: AtomicU64,
+    pub reject_compress_poor: AtomicU64,
+    pub decompress_fail: AtomicU64,
+    pub device_pages: AtomicU64,
+    pub device_loads: AtomicU64,
+    pub device_write_fail: AtomicU64,
+    pub device_read_fail: AtomicU64,
+    pub device_corrupt: AtomicU64,
+    pub device_discard_fail: AtomicU64,
+    pub compacted_objects: AtomicU64,
+}
+
+/// `counter += 1`.
+pub(crate) fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Relaxed);
+}
+
+/// `counter -= 1`.
+pub(crate) fn dec(c: &AtomicU64) {
+    c.fetch_sub(1, Relaxed);
+}

@@ -1,0 +1,929 @@
+//! The tier itself: [`Zswap`], its builder and its entries.
+//!
+//! - `store` (`zswap_store`): a page whose bytes are all equal is kept as its fill value
+//!   (zram's same-filled pages); any other is compressed in one request of one fragment each
+//!   side into a destination of one page; a compression that fails or gives a page or more
+//!   keeps the page as it is (zswap since Linux 6.18), the reason counted.
+//! - `load` (`zswap_load`): decompresses straight out of the pool's fragments (two where the
+//!   object straddles backing pages), or reads the device and checks the checksum.
+//! - Entries sit in a hash map per shard, keyed by offset. Each is reached through an
+//!   `Arc<Entry>` whose read-write lock is the guard of its object: loads hold it for
+//!   reading while they decompress or read the device; invalidation, writeback and
+//!   compaction hold it for writing. The shard's lock is held only to look up or swap the
+//!   `Arc`, so no device I/O ever happens under a lock that other offsets need.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::{self, IoSlice, IoSliceMut};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use acomp::Acomp;
+use parking_lot::{Mutex, RwLock};
+
+use crate::device::SwapDevice;
+use crate::lru::Lru;
+use crate::pool::{AllocError, Handle, Pool};
+use crate::stats::{Counters, Stats, dec, inc};
+use crate::{PAGE_SIZE, Page};
+
+/// Independent locks on the entries, so that threads on different offsets seldom meet.
+const SHARDS: usize = 64;
+
+/// One shard of the entries: offset to entry, a hash map, so that memory follows the pages
+/// stored and not the largest offset.
+type Shard = Mutex<HashMap<u64, Arc<Entry>>>;
+
+/// Pages the shrinker writes back in one batch ([`SwapDevice::write_pages`]).
+pub const WRITEBACK_BATCH: usize = 32;
+
+thread_local! {
+    /// The destination of compression, one page per thread: the counterpart of the kernel's
+    /// per-CPU `acomp_ctx->buffer`.
+    static DST: RefCell<Box<Page>> = RefCell::new(Box::new([0; PAGE_SIZE]));
+}
+
+/// Where one offset's page is.
+pub(crate) enum State {
+    /// In the pool: a frame of `length` bytes, or the page as it is (`raw`).
+    Pool {
+        handle: Handle,
+        length: u32,
+        raw: bool,
+    },
+    /// Every byte is this value; nothing in the pool.
+    Filled(u8),
+    /// Written back: on the device under `key`, with this checksum of key and page.
+    Device { key: u64, checksum: u32 },
+    /// Invalidated or replaced: a load that finds it looks the offset up again.
+    Dead,
+}
+
+/// One offset's entry (`struct zswap_entry`). Its lock guards the object: nothing reads
+/// the object without holding it, nothing frees it without holding it for writing.
+pub(crate) struct Entry {
+    pub(crate) state: RwLock<State>,
+    /// Loaded since the shrinker last passed it over (zswap's `entry->referenced`).
+    pub(crate) referenced: AtomicBool,
+    /// Its sequence number in the LRU, 0 when out of it (changed under the LRU's lock).
+    pub(crate) lru: AtomicU64,
+}
+
+/// How [`Zswap::store_kind`] kept a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// Compressed by acomp.
+    Compressed,
+    /// Compression failed or did not pay: kept as it is.
+    Incompressible,
+    /// All bytes equal: kept as the fill value.
+    SameFilled,
+}
+
+/// Where [`Zswap::load_kind`] found a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadKind {
+    /// Decompressed from one fragment of the pool: acomp's one-shot path.
+    OneFragment,
+    /// Decompressed from two fragments (the object straddles backing pages): the stream path.
+    Straddling,
+    /// Copied from the pool: the page was kept as it is.
+    Copied,
+    /// Filled with the page's one byte value.
+    Filled,
+    /// Read from the device and checked.
+    Device,
+}
+
+/// What an offset holds, from [`Zswap::entry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryInfo {
+    /// A frame of this many bytes in the pool.
+    Compressed {
+        /// Bytes of the frame (zswap's `entry->length`).
+        length: usize,
+    },
+    /// The page as it is, in a page-sized object of the pool.
+    Incompressible,
+    /// Every byte is this value; nothing in the pool.
+    SameFilled(u8),
+    /// Written back to the device.
+    Device,
+}
+
+/// Why a store was refused: the page stays with the caller (who sends it to swap as the
+/// kernel does when `zswap_store` returns false). Any entry the offset had is invalidated,
+/// so that a stale copy is never loaded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The pool is at its budget and no room could be made: there is no device, or the pool
+    /// has not yet fallen below the accept threshold since it was last full.
+    PoolFull,
+    /// The pool is at its budget and writing back to the device failed with this error.
+    Writeback(io::Error),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::PoolFull => write!(f, "page refused: the pool is at its budget"),
+            StoreError::Writeback(e) => {
+                write!(
+                    f,
+                    "page refused: the pool is at its budget and writeback failed: {e}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Writeback(e) => Some(e),
+            StoreError::PoolFull => None,
+        }
+    }
+}
+
+/// Why a load failed. The entry is kept in every case but `NotFound`; `page` is then
+/// unspecified.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// No entry at this offset: never stored, invalidated, or taken.
+    NotFound,
+    /// The device failed to read the page; the same load may succeed once it does.
+    Io(io::Error),
+    /// The page read from the device does not match its checksum (a flipped bit, a torn
+    /// write, another page's bytes).
+    Corrupt {
+        /// The device key it was read from.
+        key: u64,
+        /// The checksum kept at writeback.
+        expected: u32,
+        /// The checksum of what was read.
+        found: u32,
+    },
+    /// acomp refused the frame in the pool (counted in `decompress_fail`).
+    Decompress(acomp::Error),
+    /// The frame in the pool decompressed to this many bytes, not a page.
+    WrongLength(usize),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotFound => write!(f, "no entry at this offset"),
+            LoadError::Io(e) => write!(f, "reading the page from the device failed: {e}"),
+            LoadError::Corrupt {
+                key,
+                expected,
+                found,
+            } => write!(
+                f,
+                "the page under device key {key} is corrupt: checksum {found:08x}, expected {expected:08x}"
+            ),
+            LoadError::Decompress(e) => write!(f, "decompression failed: {e}"),
+            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not {PAGE_SIZE}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Io(e) => Some(e),
+            LoadError::Decompress(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`Builder::build`] refused the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `max_pool_bytes` is less than one page.
+    BudgetTooSmall(u64),
+    /// `accept_threshold_percent` is above 100.
+    BadThreshold(u8),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::BudgetTooSmall(n) => {
+                write!(
+                    f,
+                    "max_pool_bytes {n} is less than a page ({PAGE_SIZE} bytes)"
+                )
+            }
+            BuildError::BadThreshold(p) => {
+                write!(f, "accept_threshold_percent {p} is above 100")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// The configuration of a [`Zswap`], from [`Zswap::builder`].
+pub struct Builder {
+    tfm: Acomp,
+    max_pool_bytes: Option<u64>,
+    accept_threshold_percent: u8,
+    device: Option<Box<dyn SwapDevice>>,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("max_pool_bytes", &self.max_pool_bytes)
+            .field("accept_threshold_percent", &self.accept_threshold_percent)
+            .field("device", &self.device.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// 20% of the machine's memory: zswap's default `max_pool_percent`.
+fn default_budget() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if pages > 0 && size > 0 {
+        (pages as u64).saturating_mul(size as u64) / 5
+    } else {
+        // Unknown: 1 GiB.
+        1 << 30
+    }
+}
+
+impl Builder {
+    /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
+    /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
+    /// zswap's default `max_pool_percent`. Beside the pool, up to
+    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
+    /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
+    /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
+    /// the kernel's `zswap_entry` is outside the budget too).
+    pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
+        self.max_pool_bytes = Some(bytes);
+        self
+    }
+
+    /// zswap's `accept_threshold_percent` (default 90): once the pool has hit its budget and
+    /// a store was refused, stores are refused until the pool falls to this percentage of
+    /// the budget; with a device, the shrinker writes back until it gets there.
+    pub fn accept_threshold_percent(mut self, percent: u8) -> Self {
+        self.accept_threshold_percent = percent;
+        self
+    }
+
+    /// The device the coldest pages are written back to at the budget. Without one, a store
+    /// at the budget is refused.
+    pub fn device(mut self, device: impl SwapDevice + 'static) -> Self {
+        self.device = Some(Box::new(device));
+        self
+    }
+
+    /// The tier.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::BudgetTooSmall`] for a budget under a page;
+    /// [`BuildError::BadThreshold`] for a threshold above 100.
+    pub fn build(self) -> Result<Zswap, BuildError> {
+        let bytes = self.max_pool_bytes.unwrap_or_else(default_budget);
+        if bytes < PAGE_SIZE as u64 {
+            return Err(BuildError::BudgetTooSmall(bytes));
+        }
+        if self.accept_threshold_percent > 100 {
+            return Err(BuildError::BadThreshold(self.accept_threshold_percent));
+        }
+        let max_pages = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
+        let accept_pages =
+            (max_pages as u128 * self.accept_threshold_percent as u128 / 100) as usize;
+        Ok(Zswap {
+            tfm: self.tfm,
+            pool: Pool::new(Some(max_pages)),
+            tree: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            lru: Lru::default(),
+            device: self.device,
+            max_pages,
+            accept_pages,
+            full: AtomicBool::new(false),
+            shrinking: Mutex::new(()),
+            next_key: AtomicU64::new(0),
+            counters: Counters::default(),
+        })
+    }
+}
+
+/// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
+/// offset, an LRU and an optional swap device. `Send + Sync`: share it (`&Zswap`, `Arc`)
+/// between threads. See the crate docs for the contract.
+pub struct Zswap {
+    tfm: Acomp,
+    pool: Pool,
+    tree: Box<[Shard]>,
+    lru: Lru,
+    device: Option<Box<dyn SwapDevice>>,
+    max_pages: usize,
+    accept_pages: usize,
+    /// The pool hit its budget and has not yet fallen below the accept threshold
+    /// (`zswap_pool_reached_full`).
+    full: AtomicBool,
+    /// One shrinker at a time, so that stores at the budget do not all write back.
+    shrinking: Mutex<()>,
+    /// The next device key.
+    next_key: AtomicU64,
+    counters: Counters,
+}
+
+impl std::fmt::Debug for Zswap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zswap")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The value every byte of `page` has, if they all have the same one.
+pub fn same_filled(page: &Page) -> Option<u8> {
+    // Compare in words, as zram's `page_same_filled` does: most pages differ early.
+    let word = u64::from_ne_bytes([page[0]; 8]);
+    page.chunks_exact(8)
+        .all(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")) == word)
+        .then_some(page[0])
+}
+
+/// The checksum of a written-back page: CRC-32 of its key and bytes, so that a page read
+/// from another key's slot does not match either.
+fn checksum(key: u64, page: &Page) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&key.to_le_bytes());
+    h.update(page);
+    h.finalize()
+}
+
+impl Zswap {
+    /// A builder over `tfm` (the transform, by value): the budget defaults to 20% of the
+    /// machine's memory, the accept threshold to 90%, and there is no device.
+    pub fn builder(tfm: Acomp) -> Builder {
+        Builder {
+            tfm,
+            max_pool_bytes: None,
+            accept_threshold_percent: 90,
+            device: None,
+        }
+    }
+
+    /// The transform, for its [`Acomp::stats`].
+    pub fn acomp(&self) -> &Acomp {
+        &self.tfm
+    }
+
+    fn shard(&self, offset: u64) -> &Shard {
+        // Neighbouring offsets go to different shards.
+        &self.tree[(offset % SHARDS as u64) as usize]
+    }
+
+    fn lookup(&self, offset: u64) -> Option<Arc<Entry>> {
+        self.shard(offset).lock().get(&offset).cloned()
+    }
+
+    /// Stores `page` at `offset` (any `u64`), replacing any entry there.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::PoolFull`] or [`StoreError::Writeback`] where the pool is at its budget
+    /// and no room could be made; the page stays with the caller and the offset's old entry
+    /// is invalidated.
+    pub fn store(&self, offset: u64, page: &Page) -> Result<(), StoreError> {
+        self.store_kind(offset, page).map(|_| ())
+    }
+
+    /// [`Zswap::store`], telling how the page was kept.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::store`].
+    pub fn store_kind(&self, offset: u64, page: &Page) -> Result<StoreKind, StoreError> {
+        let c = &self.counters;
+        let (state, kind) = match same_filled(page) {
+            Some(fill) => (State::Filled(fill), StoreKind::SameFilled),
+            None => match DST.with_borrow_mut(|dst| self.compress(offset, page, dst)) {
+                Ok(x) => x,
+                Err(e) => {
+                    c.reject_reclaim_fail.fetch_add(1, Relaxed);
+                    self.invalidate(offset);
+                    return Err(e);
+                }
+            },
+        };
+        inc(&c.stored_pages);
+        match &state {
+            State::Filled(_) => inc(&c.same_filled_pages),
+            State::Pool { raw, length, .. } => {
+                if *raw {
+                    inc(&c.stored_incompressible_pages);
+                }
+                c.stored_bytes.fetch_add(u64::from(*length), Relaxed);
+            }
+            _ => {}
+        }
+        let in_pool = matches!(state, State::Pool { .. });
+        let entry = Arc::new(Entry {
+            state: RwLock::new(state),
+            referenced: AtomicBool::new(false),
+            lru: AtomicU64::new(0),
+        });
+        if in_pool {
+            self.lru.push(&entry);
+        }
+        let old = self.shard(offset).lock().insert(offset, entry);
+        if let Some(old) = old {
+            self.release(&mut old.state.write(), &old);
+        }
+        Ok(kind)
+    }
+
+    /// `zswap_compress`: one request, one fragment each side, a destination of one page;
+    /// then the object, within the budget.
+    fn compress(
+        &self,
+        offset: u64,
+        page: &Page,
+        dst: &mut Page,
+    ) -> Result<(State, StoreKind), StoreError> {
+        let c = &self.counters;
+        let res = self
+            .tfm
+            .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)]);
+        let frame = match res {
+            Ok(dlen) if dlen < PAGE_SIZE => Some(&dst[..dlen]),
+            Ok(_) => {
+                inc(&c.reject_compress_poor);
+                None
+            }
+            Err(e) if e.errno() == libc::ENOSPC => {
+                inc(&c.reject_compress_poor);
+                None
+            }
+            Err(_) => {
+                inc(&c.reject_compress_fail);
+                None
+            }
+        };
+        let data: &[u8] = frame.unwrap_or(page);
+        let handle = self.alloc(offset, data.len())?;
+        self.pool.write(&handle, data);
+        let raw = frame.is_none();
+        let state = State::Pool {
+            handle,
+            length: data.len() as u32,
+            raw,
+        };
+        let kind = if raw {
+            StoreKind::Incompressible
+        } else {
+            StoreKind::Compressed
+        };
+        Ok((state, kind))
+    }
+
+    /// An object of `len` bytes within the budget: at the budget, the coldest entries go to
+    /// the device until the pool is at the accept threshold; without a device, or while the
+    /// pool has not fallen below the threshold since it was full, the store is refused.
+    fn alloc(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
+        if self.full.load(Relaxed) {
+            if self.pool.stats().pages <= self.accept_pages {
+                self.full.store(false, Relaxed);
+            } else if self.device.is_none() {
+                return Err(StoreError::PoolFull);
+            }
+        }
+        match self.pool.alloc(len, offset) {
+            Ok(h) => return Ok(h),
+            Err(AllocError::LimitHit) => {}
+            Err(AllocError::BadSize(n)) => unreachable!("objects are 1..=PAGE_SIZE bytes, not {n}"),
+        }
+        inc(&self.counters.pool_limit_hit);
+        self.full.store(true, Relaxed);
+        if self.device.is_none() {
+            return Err(StoreError::PoolFull);
+        }
+        let _one = self.shrinking.lock();
+        let (mut compacted, mut busy) = (false, 0);
+        loop {
+            // Another shrinker may have made room meanwhile.
+            if self.pool.stats().pages <= self.accept_pages {
+                if let Ok(h) = self.pool.alloc(len, offset) {
+                    return Ok(h);
+                }
+            }
+            match self.write_batch(WRITEBACK_BATCH) {
+                Ok(0) => {
+                    if let Ok(h) = self.pool.alloc(len, offset) {
+                        return Ok(h);
+                    }
+                    // Entries left, all busy (loads), or objects of stores still on their
+                    // way into the LRU: they will be free soon.
+                    if self.pool.stats().objects > 0 && busy < 1024 {
+                        busy += 1;
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    // Nothing left to write back: what compaction frees is the last room.
+                    if compacted {
+                        return Err(StoreError::PoolFull);
+                    }
+                    self.compact();
+                    compacted = true;
+                }
+                Ok(_) => {
+                    // Objects freed here and there free no backing page until their zspage
+                    // is empty: compaction turns them into pages, so that the shrinker writes
+                    // back about what the threshold asks, not most of the pool.
+                    if self.pool.stats().pages > self.accept_pages {
+                        self.compact();
+                    }
+                }
+                Err(e) => {
+                    // The batch stays in the pool; the page may still fit.
+                    return self
+                        .pool
+                        .alloc(len, offset)
+                        .map_err(|_| StoreError::Writeback(e));
+                }
+            }
+        }
+    }
+
+    /// Loads the page at `offset` into `page`; the entry stays.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::NotFound`] where the offset has no entry; [`LoadError::Io`] and
+    /// [`LoadError::Corrupt`] from the device; [`LoadError::Decompress`] and
+    /// [`LoadError::WrongLength`] where the pool's frame is bad. The entry is kept.
+    pub fn load(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.load_kind(offset, page).map(|_| ())
+    }
+
+    /// [`Zswap::load`], telling where the page came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`].
+    pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        loop {
+            let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            let state = entry.state.read();
+            if matches!(*state, State::Dead) {
+                // Replaced or invalidated since the lookup: look again.
+                continue;
+            }
+            entry.referenced.store(true, Relaxed);
+            return self.read(&state, page);
+        }
+    }
+
+    /// Loads and invalidates in one step (an exclusive load, as zswap's for a page that
+    /// leaves swap): no other load sees the entry after this one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`]; on an error the entry is kept.
+    pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        loop {
+            let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            let mut state = entry.state.write();
+            if matches!(*state, State::Dead) {
+                continue;
+            }
+            let kind = self.read(&state, page)?;
+            let mut shard = self.shard(offset).lock();
+            if shard.get(&offset).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                shard.remove(&offset);
+                drop(shard);
+                self.release(&mut state, &entry);
+            }
+            // Else a store replaced it meanwhile (an overlapping store) and frees it.
+            return Ok(kind);
+        }
+    }
+
+    /// The page of a live entry, under its lock.
+    fn read(&self, state: &State, page: &mut Page) -> Result<LoadKind, LoadError> {
+        let c = &self.counters;
+        match state {
+            State::Dead => unreachable!("callers look dead entries up again"),
+            State::Filled(fill) => {
+                page.fill(*fill);
+                Ok(LoadKind::Filled)
+            }
+            State::Pool {
+                handle, raw: true, ..
+            } => {
+                self.pool.read_sg(handle, PAGE_SIZE, |frags| {
+                    let mut at = 0;
+                    for f in frags {
+                        page[at..at + f.len()].copy_from_slice(f);
+                        at += f.len();
+                    }
+                });
+                Ok(LoadKind::Copied)
+            }
+            State::Pool { handle, length, .. } => {
+                let (res, kind) = self.pool.read_sg(handle, *length as usize, |src| {
+                    let kind = if src.len() == 1 {
+                        LoadKind::OneFragment
+                    } else {
+                        LoadKind::Straddling
+                    };
+                    (self.tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
+                });
+                match res {
+                    Ok(PAGE_SIZE) => Ok(kind),
+                    Ok(n) => Err(LoadError::WrongLength(n)),
+                    Err(e) => Err(LoadError::Decompress(e)),
+                }
+                .inspect_err(|_| inc(&c.decompress_fail))
+            }
+            State::Device {
+                key,
+                checksum: expected,
+            } => {
+                let dev = self.device.as_ref().expect("written back to a device");
+                if let Err(e) = dev.read_page(*key, page) {
+                    inc(&c.device_read_fail);
+                    return Err(LoadError::Io(e));
+                }
+                let found = checksum(*key, page);
+                if found != *expected {
+                    inc(&c.device_corrupt);
+                    return Err(LoadError::Corrupt {
+                        key: *key,
+                        expected: *expected,
+                        found,
+                    });
+                }
+                inc(&c.device_loads);
+                Ok(LoadKind::Device)
+            }
+        }
+    }
+
+    /// Frees the entry at `offset` and its object or device page, if there is one
+    /// (`zswap_invalidate`). Returns whether there was. A load that begins after this
+    /// returns finds nothing.
+    pub fn invalidate(&self, offset: u64) -> bool {
+        let old = self.shard(offset).lock().remove(&offset);
+        old.map(|e| self.release(&mut e.state.write(), &e))
+            .is_some()
+    }
+
+    /// Frees what `state` holds and marks it dead; the caller holds its lock for writing
+    /// and has taken it out of the tree.
+    fn release(&self, state: &mut State, entry: &Entry) {
+        let c = &self.counters;
+        match std::mem::replace(state, State::Dead) {
+            State::Dead => {}
+            State::Filled(_) => {
+                dec(&c.stored_pages);
+                dec(&c.same_filled_pages);
+            }
+            State::Pool {
+                handle,
+                length,
+                raw,
+            } => {
+                self.lru.remove(entry);
+                self.pool.free(handle);
+                dec(&c.stored_pages);
+                if raw {
+                    dec(&c.stored_incompressible_pages);
+                }
+                c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+            }
+            State::Device { key, .. } => {
+                dec(&c.device_pages);
+                let dev = self.device.as_ref().expect("written back to a device");
+                if dev.discard(key).is_err() {
+                    inc(&c.device_discard_fail);
+                }
+            }
+        }
+    }
+
+    /// The shrinker on demand: writes back up to `max_pages` of the coldest pool entries to
+    /// the device, in batches, and frees their objects. Returns how many were written back:
+    /// fewer when the pool runs out of entries.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Unsupported`] without a device; the device's error where a batch
+    /// fails (its pages stay in the pool; batches written before stay written).
+    pub fn writeback(&self, max_pages: usize) -> io::Result<usize> {
+        if self.device.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "writeback without a swap device",
+            ));
+        }
+        let _one = self.shrinking.lock();
+        let mut written = 0;
+        while written < max_pages {
+            let n = self.write_batch((max_pages - written).min(WRITEBACK_BATCH))?;
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        Ok(written)
+    }
+
+    /// Writes back one batch of up to `n` of the coldest entries; returns how many, 0 only
+    /// where the LRU is empty or every entry in it is busy several times over.
+    fn write_batch(&self, n: usize) -> io::Result<usize> {
+        for _ in 0..4 {
+            match self.try_write_batch(n)? {
+                (0, 0) => return Ok(0),
+                (0, _) => continue,
+                (written, _) => return Ok(written),
+            }
+        }
+        Ok(0)
+    }
+
+    /// One try at a batch: (written, isolated).
+    fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
+        let c = &self.counters;
+        let dev = self.device.as_ref().expect("callers check for a device");
+        let victims = self.lru.isolate(n);
+        if victims.is_empty() {
+            return Ok((0, 0));
+        }
+        // Entries busy with a load (hot) or a store go back for another round.
+        let mut locked = Vec::with_capacity(victims.len());
+        let mut pages: Vec<Box<Page>> = Vec::with_capacity(victims.len());
+        for v in &victims {
+            let Some(state) = v.state.try_write() else {
+                self.lru.push(v);
+                continue;
+            };
+            if !matches!(*state, State::Pool { .. }) {
+                continue;
+            }
+            let mut page = Box::new([0u8; PAGE_SIZE]);
+            if self.read(&state, &mut page).is_err() {
+                // A frame the pool cannot give back is left where it is (and counted).
+                continue;
+            }
+            let key = self.next_key.fetch_add(1, Relaxed);
+            locked.push((v, state, key, checksum(key, &page)));
+            pages.push(page);
+        }
+        if locked.is_empty() {
+            return Ok((0, victims.len()));
+        }
+        let batch: Vec<(u64, &Page)> = locked
+            .iter()
+            .zip(&pages)
+            .map(|((_, _, key, _), page)| (*key, &**page))
+            .collect();
+        if let Err(e) = dev.write_pages(&batch) {
+            c.device_write_fail.fetch_add(locked.len() as u64, Relaxed);
+            for (v, _state, key, _) in &locked {
+                let _ = dev.discard(*key);
+                self.lru.push(v);
+            }
+            return Err(e);
+        }
+        let written = locked.len();
+        for (_, mut state, key, sum) in locked {
+            let old = std::mem::replace(&mut *state, State::Device { key, checksum: sum });
+            let State::Pool {
+                handle,
+                length,
+                raw,
+            } = old
+            else {
+                unreachable!("checked above, under the same lock")
+            };
+            self.pool.free(handle);
+            dec(&c.stored_pages);
+            if raw {
+                dec(&c.stored_incompressible_pages);
+            }
+            c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+            inc(&c.device_pages);
+            inc(&c.written_back_pages);
+        }
+        Ok((written, victims.len()))
+    }
+
+    /// Compaction (`zs_compact`): moves the objects of the pool's emptiest zspages into
+    /// fuller ones of their class, so that the emptied zspages' backing pages are freed.
+    /// Returns how many objects moved. Loads of the objects moved wait for their move; others
+    /// do not.
+    pub fn compact(&self) -> usize {
+        let mut moved = 0;
+        for (offset, place) in self.pool.compaction_candidates() {
+            let Some(entry) = self.lookup(offset) else {
+                continue;
+            };
+            let mut state = entry.state.write();
+            if let State::Pool { handle, length, .. } = &mut *state {
+                if handle.place() == place && self.pool.migrate(handle, *length as usize) {
+                    moved += 1;
+                }
+            }
+        }
+        self.counters
+            .compacted_objects
+            .fetch_add(moved as u64, Relaxed);
+        moved
+    }
+
+    /// What `offset` holds now, if anything.
+    pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
+        let e = self.lookup(offset)?;
+        let info = match &*e.state.read() {
+            State::Pool { raw: true, .. } => EntryInfo::Incompressible,
+            State::Pool { length, .. } => EntryInfo::Compressed {
+                length: *length as usize,
+            },
+            State::Filled(fill) => EntryInfo::SameFilled(*fill),
+            State::Device { .. } => EntryInfo::Device,
+            State::Dead => return None,
+        };
+        Some(info)
+    }
+
+    /// Whether an entry is at `offset` now.
+    pub fn contains(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some()
+    }
+
+    /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
+    /// backing pages).
+    pub fn straddles(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
+            State::Pool {
+                handle,
+                length,
+                raw: false,
+            } => self.pool.straddles(handle, *length as usize),
+            _ => false,
+        })
+    }
+
+    /// Whether the page at `offset` is on the device now.
+    pub fn on_device(&self, offset: u64) -> bool {
+        self.lookup(offset)
+            .is_some_and(|e| matches!(*e.state.read(), State::Device { .. }))
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let p = self.pool.stats();
+        let get = |a: &AtomicU64| a.load(Relaxed);
+        Stats {
+            stored_pages: get(&c.stored_pages),
+            same_filled_pages: get(&c.same_filled_pages),
+            stored_incompressible_pages: get(&c.stored_incompressible_pages),
+            pool_total_size: p.total_size() as u64,
+            pool_used_size: p.used_bytes as u64,
+            stored_bytes: get(&c.stored_bytes),
+            max_pool_size: (self.max_pages as u64).saturating_mul(PAGE_SIZE as u64),
+            written_back_pages: get(&c.written_back_pages),
+            pool_limit_hit: get(&c.pool_limit_hit),
+            reject_reclaim_fail: get(&c.reject_reclaim_fail),
+            reject_compress_fail: get(&c.reject_compress_fail),
+            reject_compress_poor: get(&c.reject_compress_poor),
+            decompress_fail: get(&c.decompress_fail),
+            device_pages: get(&c.device_pages),
+            device_loads: get(&c.device_loads),
+            device_write_fail: get(&c.device_write_fail),
+            device_read_fail: get(&c.device_read_fail),
+            device_corrupt: get(&c.device_corrupt),
+            device_discard_fail: get(&c.device_discard_fail),
+            compacted_objects: get(&c.compacted_objects),
+        }
+    }
+
+    /// Pool entries in the LRU now (those the shrinker may write back).
+    pub fn lru_len(&self) -> usize {
+        self.lru.len()
+    }
+
+    /// The pool's own counters (backing pages cached, straddled reads).
+    pub fn pool_stats(&self) -> crate::pool::PoolStats {
+        self.pool.stats()
+    }
+}
