@@ -43,6 +43,7 @@ mod harness;
 mod lz4;
 mod pages;
 
+use harness::Variant;
 use pages::PAGE;
 
 /// The level every variant compresses at: the kernel's `ZSTD_DEF_LEVEL`, acomp's default.
@@ -61,29 +62,6 @@ const VARIANTS: [&str; 10] = [
     ZstdThreadLocal::NAME,
     OldPattern::NAME,
 ];
-
-/// One way to serve a 4 KiB request.
-trait Variant {
-    /// The variant's name in criterion's ids and in the tables.
-    const NAME: &'static str;
-
-    /// Compresses `page` into `dst` (at least `compress_bound(4096)` bytes); returns the
-    /// frame's size.
-    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize;
-
-    /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
-    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
-
-    /// Whether the variant's frames differ from the others' (a content checksum, a
-    /// dictionary): the check then holds only its round trip.
-    const CHECKSUM: bool = false;
-
-    /// Where the last request's output is: `dst`, unless the variant returns its own
-    /// buffer.
-    fn output<'a>(&'a self, dst: &'a [u8]) -> &'a [u8] {
-        dst
-    }
-}
 
 /// acomp, one fragment each side: the one-shot path, on the persistent CCtx/DCtx of the
 /// current CPU's workspace (the kernel's `zstd_compress_one` / `zstd_decompress_one`).

@@ -32,6 +32,8 @@ use zstd_safe::{CCtx, CParameter, DCtx};
 mod harness;
 mod pages;
 
+use harness::Variant;
+
 use pages::PAGE;
 
 /// Thread counts measured, unless `ACOMP_SCALING_THREADS` lists others (it must keep 1, 2
@@ -95,13 +97,9 @@ impl Contexts {
     }
 }
 
-/// What every mode gives a thread: compress a page, decompress a frame.
-trait Codec {
-    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize;
-    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
-}
+impl Variant for &Acomp {
+    const NAME: &'static str = "acomp";
 
-impl Codec for &Acomp {
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
         Acomp::compress(self, &[IoSlice::new(page)], &mut [IoSliceMut::new(dst)])
             .expect("acomp compress")
@@ -113,7 +111,9 @@ impl Codec for &Acomp {
     }
 }
 
-impl Codec for Contexts {
+impl Variant for Contexts {
+    const NAME: &'static str = "contexts";
+
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
         self.cctx.compress2(dst, page).expect("ZSTD_compress2")
     }
@@ -125,7 +125,9 @@ impl Codec for Contexts {
     }
 }
 
-impl Codec for &Mutex<Contexts> {
+impl Variant for &Mutex<Contexts> {
+    const NAME: &'static str = "contexts-behind-a-mutex";
+
     fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize {
         self.lock().expect("not poisoned").compress(page, dst)
     }
@@ -178,7 +180,7 @@ impl Switches {
 /// One thread's share: `count` pages, starting at page kind `first`. Returns the latency
 /// of each compress + decompress pair, in nanoseconds, and, where `watch`, where it went.
 fn work(
-    codec: &mut impl Codec,
+    codec: &mut impl Variant,
     pages: &[Vec<u8>],
     first: usize,
     count: usize,

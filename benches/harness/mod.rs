@@ -1,10 +1,34 @@
-//! What the benches share: settings from the environment, the medians criterion saved, and
+//! What the benches share: the variant a bench times (one way to serve a request),
+//! settings from the environment, the medians criterion saved, and
 //! the markdown tables BENCHMARKS.md quotes (medians, and ratios of one variant's to
 //! another's). Each bench includes it with `mod harness;`.
 #![allow(dead_code)] // each bench uses a part
 
 use std::path::PathBuf;
 use std::time::SystemTime;
+
+/// One way to serve a 4 KiB request.
+pub trait Variant {
+    /// The variant's name in criterion's ids and in the tables.
+    const NAME: &'static str;
+
+    /// Compresses `page` into `dst` (at least `compress_bound(4096)` bytes); returns the
+    /// frame's size.
+    fn compress(&mut self, page: &[u8], dst: &mut [u8]) -> usize;
+
+    /// Decompresses `frame` into `dst` (4096 bytes); returns the bytes written.
+    fn decompress(&mut self, frame: &[u8], dst: &mut [u8]) -> usize;
+
+    /// Whether the variant's frames differ from the others' (a content checksum, a
+    /// dictionary): the check then holds only its round trip.
+    const CHECKSUM: bool = false;
+
+    /// Where the last request's output is: `dst`, unless the variant returns its own
+    /// buffer.
+    fn output<'a>(&'a self, dst: &'a [u8]) -> &'a [u8] {
+        dst
+    }
+}
 
 /// The environment variable `name` parsed, or `default` where it is unset.
 ///

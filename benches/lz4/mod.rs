@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use acomp::Acomp;
 
-use super::Variant;
+use super::harness::Variant;
 
 /// Room for any variant's block of a page: lz4_flex wants `get_maximum_output_size`, more
 /// than `LZ4_compressBound`.
