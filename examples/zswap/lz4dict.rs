@@ -18,22 +18,18 @@ const LZ4_DICT_MAX: usize = 64 << 10;
 /// Passes over the pages, each way: the report takes the median.
 const PASSES: usize = 3;
 
+// liblz4's extState functions, declared once for acomp, its benches and this file.
+#[path = "../../src/sys/lz4_extern.rs"]
+mod lz4_extern;
+use lz4_extern::{LZ4_compress_fast_extState, LZ4_sizeofState};
+
 // liblz4's streaming API (`lz4.h`, stable since 1.10.0 for `LZ4_attach_dictionary`), built
-// and linked by lz4-sys, which does not declare these.
+// and linked by lz4-sys, which does not declare these; only this file uses them.
 unsafe extern "C" {
-    fn LZ4_sizeofState() -> c_int;
     fn LZ4_initStream(buffer: *mut c_void, size: usize) -> *mut c_void;
     fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
     fn LZ4_resetStream_fast(stream: *mut c_void);
     fn LZ4_attach_dictionary(working: *mut c_void, dictionary: *const c_void);
-    fn LZ4_compress_fast_extState(
-        state: *mut c_void,
-        src: *const c_char,
-        dst: *mut c_char,
-        src_size: c_int,
-        dst_capacity: c_int,
-        acceleration: c_int,
-    ) -> c_int;
     fn LZ4_compress_fast_continue(
         stream: *mut c_void,
         src: *const c_char,
