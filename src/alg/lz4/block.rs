@@ -26,10 +26,10 @@ pub(super) const LAST_LITERALS: usize = 5;
 pub(super) const MF_LIMIT: usize = 12;
 
 /// Shortest match (`MINMATCH`): the token's match nibble counts from here.
-pub(super) const MIN_MATCH: usize = 4;
+pub(crate) const MIN_MATCH: usize = 4;
 
 /// A length nibble of 15: more length bytes follow.
-pub(super) const RUN_MASK: usize = 15;
+pub(crate) const RUN_MASK: usize = 15;
 
 /// Why decoding stopped short of the block's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
