@@ -1,10 +1,11 @@
 //! The lz4 decoder's fast loop (`src/alg/lz4/fast.rs` describes it), its copies unchecked:
 //! the one place the decoder leaves safe Rust.
 //!
-//! The loop's test, at least [`FAST`] bytes of input and [`FAST_ROOM`] bytes of room left
-//! at the token, bounds every fixed-size copy of a sequence of short lengths; literals or a
-//! match with length bytes are bounded by one comparison each against the end of the input
-//! or of the destination before they are copied. Anything it does not take (an offset to
+//! The loop's test, [`FAST_ROOM`] bytes of room left at the token, and one comparison of
+//! where the match offset starts against the end of the input bound every fixed-size copy
+//! of a sequence of short lengths; literals or a match with length bytes are bounded by one
+//! comparison each against the end of the input and of the destination before they are
+//! copied. Anything it does not take (an offset to
 //! refuse, a length that runs out of input, too little room) it leaves, untouched, to the
 //! decoder's general step, which decodes that sequence again from its token with checked
 //! copies and says what is wrong. Indices are `usize` and compared before any pointer is
@@ -18,43 +19,49 @@ use std::ptr;
 
 use crate::alg::lz4::block::{MIN_MATCH, RUN_MASK};
 use crate::alg::lz4::copy::{FOLLOW, FOLLOW_WILD_LITERALS, Pattern, copy_long_match};
-use crate::alg::lz4::fast::{FAST, FAST_ROOM};
+use crate::alg::lz4::fast::{AFTER_SHORT_MATCH, FAST_ROOM, TOKEN_INPUT};
 
 /// Decodes sequences from `src` into `dst` at `op` while they are far from both ends:
 /// returns how many bytes of `src` it took (up to the first token it left) and the
 /// output's end. Takes nothing where `op > dst.len()`.
 #[inline(always)]
 pub(crate) fn lz4_decode_fast(src: &[u8], dst: &mut [u8], mut op: usize) -> (usize, usize) {
-    // The last token and output's end the loop takes, computed once: one comparison each
-    // per sequence.
-    let (Some(ilimit), Some(olimit)) = (
-        src.len().checked_sub(FAST),
+    // The last index at which a short match's offset may start, and the last output's end
+    // the loop takes, computed once: one comparison each per sequence.
+    let (Some(mlimit), Some(olimit)) = (
+        src.len().checked_sub(2 + AFTER_SHORT_MATCH),
         dst.len().checked_sub(FAST_ROOM),
     ) else {
         return (0, op);
     };
     let mut ip = 0;
-    // At every sequence: `ip + FAST <= src.len()`, `op + FAST_ROOM <= dst.len()`.
-    while ip <= ilimit && op <= olimit {
+    // At every token: `ip + TOKEN_INPUT <= src.len()` (here `src.len() >= 2 +
+    // AFTER_SHORT_MATCH > TOKEN_INPUT`; after a sequence, each path below leaves more).
+    // The loop's test: `op + FAST_ROOM <= dst.len()`.
+    while op <= olimit {
         // SAFETY:
-        // - `ip + 1 + 16 <= ip + FAST <= src.len()`: the token and 16 bytes after it are
+        // - `ip + 17 <= ip + TOKEN_INPUT <= src.len()`: the token and 16 bytes after it are
         //   in `src`;
         // - `op + 16 <= op + FAST_ROOM <= dst.len()`: 16 bytes at `op` are in `dst`;
         // - `src` and `dst` are distinct borrows, so they do not overlap.
         let token = unsafe {
-            debug_assert!(ip + 17 <= src.len() && op + 16 <= dst.len());
+            debug_assert!(ip + TOKEN_INPUT <= src.len() && op + 16 <= dst.len());
             let s = src.as_ptr().add(ip);
             ptr::copy_nonoverlapping(s.add(1), dst.as_mut_ptr().add(op), 16);
             *s
         };
         let mut lit = usize::from(token >> 4);
-        let mut lp = ip + 1;
+        let mp;
         if lit == RUN_MASK {
-            let Some((n, after)) = length_at(src, lp) else {
+            // One length byte: a run of 270 literals or more (a first length byte of 255) is
+            // left to the general step, where the copy costs more than reading the
+            // length bytes again (an incompressible page is one such run, the block's last).
+            let n = src[ip + 1];
+            if n == 255 {
                 break;
-            };
-            lit += n;
-            lp = after;
+            }
+            lit += usize::from(n);
+            let lp = ip + 2;
             if !run_fits(src.len(), dst.len(), lp, op, lit) {
                 break;
             }
@@ -73,17 +80,24 @@ pub(crate) fn lz4_decode_fast(src: &[u8], dst: &mut [u8], mut op: usize) -> (usi
                     k += 32;
                 }
             }
+            mp = lp + lit;
+        } else {
+            // Up to 14 literals, already copied.
+            mp = ip + 1 + lit;
+            if mp > mlimit {
+                break;
+            }
         }
-        let mp = lp + lit;
-        // SAFETY: the offset's 2 bytes are in `src`: `mp + 2 <= ip + 17 <= src.len()` where
-        // `lit <= 14` (`lp = ip + 1`), else `mp + FOLLOW_WILD_LITERALS <= src.len()`
-        // (`run_fits`).
+        // SAFETY: the offset's 2 bytes are in `src`: `mp + 2 + AFTER_SHORT_MATCH <=
+        // src.len()` (`mlimit`) after a short run, `mp + FOLLOW_WILD_LITERALS <= src.len()`
+        // (`run_fits`) after a longer one.
         let offset = usize::from(u16::from_le(unsafe {
             debug_assert!(mp + 2 <= src.len());
             src.as_ptr().add(mp).cast::<u16>().read_unaligned()
         }));
         // `mop + 24 <= dst.len()`: at most 14 bytes into the token's `FAST_ROOM`, or after
-        // a longer run (`run_fits`).
+        // a longer run (`run_fits`). From here at least `AFTER_SHORT_MATCH` bytes of input
+        // are left after the offset, at least `TOKEN_INPUT` at the next token.
         let mop = op + lit;
         let mut next = mp + 2;
         let ml;

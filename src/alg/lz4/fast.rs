@@ -5,31 +5,39 @@
 
 use crate::sys;
 
-/// Input left (bytes, from a token on) that the fast loop wants. With this much input left,
-/// a valid block has at least 38 bytes of output from the token's sequence on (`copy.rs`),
-/// as many as the short copies below write: 16 of literals, then 24 from a match that
-/// starts at most 14 bytes in.
-pub(crate) const FAST: usize = 40;
+/// Input left (bytes, from a token on) at every token of the fast loop: the token and the
+/// 16 bytes copied as literals before it is looked at, and one more, so that a valid block
+/// has at least 16 bytes of output from the token on (`R` bytes decode to at least
+/// `R - 2 - R / 255`, `copy.rs`).
+pub(crate) const TOKEN_INPUT: usize = 18;
 
-/// Room (bytes, from the output's end on) that the fast loop wants: the copies above, 16
-/// bytes of literals and 24 from a match that starts at most 14 bytes in, with room to
-/// spare.
-pub(crate) const FAST_ROOM: usize = 48;
+/// Input left (bytes) after the match offset of a sequence of short lengths (a literal
+/// nibble and a match nibble under 15) that the fast loop takes. In a valid block at least
+/// 21 bytes of output follow the offset, more than the 20 past a 4-byte match that its
+/// three 8-byte chunks write; if it is the block's last match, at least 21 literals follow
+/// it, more than `LASTLITERALS` (5) and `MFLIMIT` (12) ask; and the next token has at
+/// least [`TOKEN_INPUT`] bytes.
+pub(crate) const AFTER_SHORT_MATCH: usize = 23;
+
+/// Room (bytes, from the output's end on) that the fast loop wants at every token: 16
+/// bytes of literals, and 24 from a match that starts at most 14 bytes in.
+pub(crate) const FAST_ROOM: usize = 38;
 
 /// Decodes sequences from the front of `input` into `dst` at `op` while they are far from
 /// both ends. Returns the rest of the input and the output's end.
 ///
-/// Every sequence starts with [`FAST`] bytes of input and [`FAST_ROOM`] bytes of room left;
-/// its 16 first bytes of literals are copied before the token is looked at (a sequence left
-/// to the general step has its literals written again). A longer run (length bytes) is
-/// copied in 32-byte chunks where at least `FOLLOW_WILD_LITERALS` bytes of input follow it,
-/// as `copy_literals` does. A match of up to 18 bytes at least 8 back is copied in three
-/// 8-byte chunks (24 bytes from its start), a nearer one as its repeated pattern; a match
-/// with length bytes in 16-byte chunks where [`FOLLOW`](super::copy::FOLLOW) bytes of
-/// input follow it, as `copy_long_match` does. The copies are unchecked
-/// (`crate::sys::lz4_decode_fast`): the loop's test and one comparison per run or long
-/// match bound them once, where safe code checked every copy (callgrind: the text page's
-/// decode took 20,248 instructions with checked copies).
+/// Every sequence starts with [`FAST_ROOM`] bytes of room left; its 16 first bytes of
+/// literals are copied before the token is looked at (a sequence left to the general step
+/// has its literals written again). A sequence of short lengths is taken where
+/// [`AFTER_SHORT_MATCH`] bytes of input follow its offset: its match, up to 18 bytes at
+/// least 8 back, in three 8-byte chunks (24 bytes from its start), a nearer one as its
+/// repeated pattern. A longer run (length bytes) is copied in 32-byte chunks where at least
+/// `FOLLOW_WILD_LITERALS` bytes of input follow it, as `copy_literals` does; a match with
+/// length bytes in 16-byte chunks where [`FOLLOW`](super::copy::FOLLOW) bytes of input
+/// follow it, as `copy_long_match` does. The copies are unchecked
+/// (`crate::sys::lz4_decode_fast`): the loop's test and one comparison per sequence bound
+/// them, where safe code checked every copy (callgrind, text page: 20,248 instructions with
+/// checked copies and the general step taking runs and matches with length bytes).
 ///
 /// It does not say where its matches are: the end-of-block rules hold for each of them.
 /// At least 23 bytes of input follow each (32 after a match with length bytes), so if
