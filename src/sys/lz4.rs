@@ -24,7 +24,7 @@ use crate::alg::lz4::fast::{AFTER_SHORT_MATCH, FAST_ROOM, TOKEN_INPUT};
 /// Decodes sequences from `src` into `dst` at `op` while they are far from both ends:
 /// returns how many bytes of `src` it took (up to the first token it left) and the
 /// output's end. Takes nothing where `op > dst.len()`.
-#[inline(always)]
+#[inline(never)]
 pub(crate) fn lz4_decode_fast(src: &[u8], dst: &mut [u8], mut op: usize) -> (usize, usize) {
     // The last index at which a short match's offset may start, and the last output's end
     // the loop takes, computed once: one comparison each per sequence.
@@ -74,7 +74,10 @@ pub(crate) fn lz4_decode_fast(src: &[u8], dst: &mut [u8], mut op: usize) -> (usi
             unsafe {
                 debug_assert!(lp + wild < src.len() && op + wild <= dst.len());
                 let (s, d) = (src.as_ptr().add(lp), dst.as_mut_ptr().add(op));
-                let mut k = 0;
+                // The first chunk apart (every run here is 15 bytes or more): most runs
+                // take one or two, which a `memcpy` call would cost more than.
+                ptr::copy_nonoverlapping(s, d, 32);
+                let mut k = 32;
                 while k < wild {
                     ptr::copy_nonoverlapping(s.add(k), d.add(k), 32);
                     k += 32;
@@ -206,12 +209,19 @@ unsafe fn short_pattern(d: *mut u8, offset: usize) {
     }
 }
 
+/// [`copy_long_match`] for an offset under 16, out of the loop's line: its patterns hold
+/// registers that every other sequence would pay for.
+#[inline(never)]
+fn long_match_near(dst: &mut [u8], mop: usize, offset: usize, ml: usize) {
+    copy_long_match(dst, mop, offset, ml);
+}
+
 /// A match with length bytes (`1 <= offset <= mop`, `mop + ml + 16 <= dst.len()`), in
 /// chunks of 16 bytes where `offset` is 16 or more; nearer ones by [`copy_long_match`].
 #[inline(always)]
 fn long_match(dst: &mut [u8], mop: usize, offset: usize, ml: usize) {
     if offset < 16 {
-        copy_long_match(dst, mop, offset, ml);
+        long_match_near(dst, mop, offset, ml);
         return;
     }
     // SAFETY:
