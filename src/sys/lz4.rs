@@ -5,9 +5,8 @@
 //! where the match offset starts against the end of the input bound every fixed-size copy
 //! of a sequence of short lengths; literals or a match with length bytes are bounded by one
 //! comparison each against the end of the input and of the destination before they are
-//! copied. Anything it does not take (an offset to
-//! refuse, a length that runs out of input, too little room) it leaves, untouched, to the
-//! decoder's general step, which decodes that sequence again from its token with checked
+//! copied. Anything it does not take (an offset to refuse, a length that runs out of input,
+//! too little room) it leaves to the decoder's general step, which decodes that sequence again from its token with checked
 //! copies and says what is wrong. Indices are `usize` and compared before any pointer is
 //! formed, so that a bad block can only send the loop back to the general step.
 //!
@@ -67,6 +66,7 @@ pub(crate) fn lz4_decode_fast(src: &[u8], dst: &mut [u8], mut op: usize) -> (usi
             }
             let wild = lit.next_multiple_of(32);
             // SAFETY:
+            // - `32 <= wild` (`lit >= 15`): the first chunk is within the run's chunks;
             // - `lp + wild <= lp + lit + 31 < src.len()` (`run_fits`): every chunk read is
             //   in `src`;
             // - `op + wild <= dst.len()` (`run_fits`): every chunk written is in `dst`;
