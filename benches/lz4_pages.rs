@@ -10,13 +10,20 @@
 //! cargo bench --bench lz4_pages                           # pages of this bench's executable
 //! ACOMP_PAGES=heap.pages cargo bench --bench lz4_pages    # or of any file, e.g. one written by
 //! cargo run --release --example zswap -- --pid PID --save-pages heap.pages
+//! ACOMP_PAGES=heap.pages ACOMP_INTERLEAVED=31 cargo bench --bench lz4_pages   # interleaved
 //! ```
 //!
 //! `ACOMP_PAGES_MAX` (default 20,000) bounds the pages taken from the front of the file;
 //! all-zero pages are skipped (a swap layer keeps them as same-filled, without lz4).
+//!
+//! `ACOMP_INTERLEAVED=ROUNDS` runs the variants interleaved instead of criterion: ROUNDS
+//! rounds of one pass each, in an order that turns every round, so that a change of load
+//! on a shared machine falls on all of them; it prints each variant's median ns per page
+//! and the median of the per-round ratios to liblz4, with their spread.
 
 use std::hint::black_box;
 use std::io::{IoSlice, IoSliceMut};
+use std::time::Instant;
 
 use acomp::Acomp;
 use criterion::{Criterion, Throughput};
@@ -26,6 +33,9 @@ mod page_file;
 
 /// Bytes in a page.
 const PAGE: usize = 4096;
+
+/// A variant: its name and its decode of one block into a page, returning the bytes written.
+type Variant<'a> = (&'static str, &'a dyn Fn(&[u8], &mut [u8]) -> usize);
 
 fn main() {
     let (path, bytes) = page_file::read();
@@ -50,43 +60,83 @@ fn main() {
         (blocks.len() * PAGE) as f64 / stored as f64
     );
     let mut out = vec![0u8; PAGE];
+    let one_shot = |blk: &[u8], out: &mut [u8]| {
+        tfm.decompress(&[IoSlice::new(blk)], &mut [IoSliceMut::new(out)])
+            .expect("a block acomp wrote")
+    };
+    let decoder = |blk: &[u8], out: &mut [u8]| {
+        acomp::lz4::decompress_block(blk, out).expect("a block acomp wrote")
+    };
+    let liblz4 = |blk: &[u8], out: &mut [u8]| {
+        // SAFETY: `blk` and `out` are valid for their lengths, which fit an i32.
+        let n = unsafe {
+            lz4_sys::LZ4_decompress_safe(
+                blk.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                blk.len() as i32,
+                out.len() as i32,
+            )
+        };
+        assert_eq!(n, PAGE as i32, "LZ4_decompress_safe");
+        PAGE
+    };
+    let variants: [Variant<'_>; 3] = [
+        ("acomp-one-shot", &one_shot),
+        ("acomp-decoder", &decoder),
+        ("liblz4", &liblz4),
+    ];
+    if let Some(rounds) = std::env::var("ACOMP_INTERLEAVED")
+        .ok()
+        .and_then(|r| r.parse::<usize>().ok())
+    {
+        interleaved(&variants, &blocks, &mut out, rounds.max(1));
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     let mut g = c.benchmark_group("lz4-decode-pages");
     g.throughput(Throughput::Elements(blocks.len() as u64));
-    g.bench_function("acomp-one-shot", |b| {
-        b.iter(|| {
-            for blk in &blocks {
-                let n = tfm
-                    .decompress(&[IoSlice::new(blk)], &mut [IoSliceMut::new(&mut out)])
-                    .expect("a block acomp wrote");
-                black_box(n);
-            }
+    for (name, decode) in variants {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for blk in &blocks {
+                    black_box(decode(blk, &mut out));
+                }
+            });
         });
-    });
-    g.bench_function("acomp-decoder", |b| {
-        b.iter(|| {
-            for blk in &blocks {
-                let n = acomp::lz4::decompress_block(blk, &mut out).expect("a block acomp wrote");
-                black_box(n);
-            }
-        });
-    });
-    g.bench_function("liblz4", |b| {
-        b.iter(|| {
-            for blk in &blocks {
-                // SAFETY: `blk` and `out` are valid for their lengths, which fit an i32.
-                let n = unsafe {
-                    lz4_sys::LZ4_decompress_safe(
-                        blk.as_ptr().cast(),
-                        out.as_mut_ptr().cast(),
-                        blk.len() as i32,
-                        out.len() as i32,
-                    )
-                };
-                assert_eq!(n, PAGE as i32, "LZ4_decompress_safe");
-            }
-        });
-    });
+    }
     g.finish();
     c.final_summary();
+}
+
+/// `rounds` rounds of one pass of each variant over `blocks`, the order turned each round;
+/// prints the medians (ns per page) and the per-round ratios to the last variant.
+fn interleaved(variants: &[Variant<'_>], blocks: &[Vec<u8>], out: &mut [u8], rounds: usize) {
+    let k = variants.len();
+    let mut ns = vec![Vec::with_capacity(rounds); k];
+    for r in 0..rounds {
+        for i in 0..k {
+            let v = (r + i) % k;
+            let t = Instant::now();
+            for blk in blocks {
+                black_box((variants[v].1)(blk, out));
+            }
+            ns[v].push(t.elapsed().as_nanos() as f64 / blocks.len() as f64);
+        }
+    }
+    let median = |x: &mut Vec<f64>| {
+        x.sort_by(f64::total_cmp);
+        x[x.len() / 2]
+    };
+    let base = k - 1;
+    println!(
+        "{rounds} interleaved rounds, ns per page (median) and ratio to {} (median, min-max of rounds):",
+        variants[base].0
+    );
+    for v in 0..k {
+        let mut ratios: Vec<f64> = (0..rounds).map(|r| ns[v][r] / ns[base][r]).collect();
+        let m = median(&mut ratios);
+        let (lo, hi) = (ratios[0], ratios[rounds - 1]);
+        let t = median(&mut ns[v].clone());
+        println!("{:16} {t:8.1} ns  {m:.3}x ({lo:.3}-{hi:.3})", variants[v].0);
+    }
 }

@@ -17,6 +17,7 @@ mod fuzz_seeds;
 mod golden;
 mod hostile;
 mod lz4;
+mod lz4_decoder;
 mod lz4_golden;
 mod memory;
 mod messages;

@@ -24,11 +24,11 @@ use super::block::Stop;
 use crate::alg::repeat::repeat_match;
 
 /// Input left (bytes) past which at least 29 bytes of output follow in a valid block.
-pub(super) const FOLLOW: usize = 32;
+pub(crate) const FOLLOW: usize = 32;
 
 /// Input left after a literal run (from its match offset on) for a 32-byte wild copy of
 /// the run: at least 38 bytes of output follow the literals, more than 31.
-const FOLLOW_WILD_LITERALS: usize = 40;
+pub(crate) const FOLLOW_WILD_LITERALS: usize = 40;
 
 /// The longest match a short wild copy takes: a match-length nibble under 15.
 const SHORT_MATCH: usize = 18;
@@ -117,7 +117,7 @@ pub(super) fn copy_short_match(dst: &mut [u8], op: usize, offset: usize, ml: usi
 /// 16 bytes where the pattern repeats every 8, else 8): up to 15 bytes past the match,
 /// where the caller knows more output follows. Exact for `offset` 1 (a `fill`).
 #[inline(always)]
-pub(super) fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
+pub(crate) fn copy_long_match(dst: &mut [u8], op: usize, offset: usize, ml: usize) {
     debug_assert!((1..=op).contains(&offset) && op + ml + 16 <= dst.len());
     let from = op - offset;
     let mut done = 0;
@@ -185,7 +185,7 @@ pub(super) fn repeat_short_pattern(w: &mut [u8; 32], d: usize, ml: usize) {
 /// The output of a match whose offset `d` is under 8, 8 bytes at a time: the `d` bytes
 /// before the match repeated, as a `u64` (little-endian), so that a chunk never waits on
 /// the bytes the chunk before it stored.
-struct Pattern {
+pub(crate) struct Pattern {
     /// The next 8 bytes of the match.
     chunk: u64,
     /// Bits to shift right, then left, to get the chunk after it: `8 * (8 % d)` and
@@ -198,13 +198,13 @@ impl Pattern {
     /// From the 8 bytes that start `d` bytes before the match (`1 <= d < 8`; only their
     /// first `d` are read).
     #[inline(always)]
-    fn new(before: [u8; 8], d: usize) -> Self {
+    pub(crate) fn new(before: [u8; 8], d: usize) -> Self {
         debug_assert!((1..8).contains(&d));
         let bits = 8 * d as u32;
         let period = u64::from_le_bytes(before) & ((1 << bits) - 1);
         // The period copied to every `d`-byte step: copies that do not overlap, no carries.
         let chunk = period.wrapping_mul(REPEAT[d]);
-        let r = 8 * (8 % d as u32);
+        let r = 8 * EIGHT_MOD[d];
         Pattern {
             chunk,
             right: r,
@@ -216,12 +216,23 @@ impl Pattern {
     /// or `c[j + 8 % d - d]` where that passes the chunk's end: the two shifts, OR-ed,
     /// agree where they overlap (the chunk has period `d`).
     #[inline(always)]
-    fn next_chunk(&mut self) -> [u8; 8] {
+    pub(crate) fn next_chunk(&mut self) -> [u8; 8] {
         let c = self.chunk;
         self.chunk = (c >> self.right) | (c << self.left);
         c.to_le_bytes()
     }
 }
+
+/// `8 % d` for an offset `d` under 8, without a division.
+const EIGHT_MOD: [u32; 8] = {
+    let mut t = [0u32; 8];
+    let mut d = 1;
+    while d < 8 {
+        t[d] = 8 % d as u32;
+        d += 1;
+    }
+    t
+};
 
 /// For an offset `d` under 8: `1 + 2^(8d) + 2^(16d) + ...` below `2^64`, which copies a
 /// `d`-byte period to every step of a `u64`.

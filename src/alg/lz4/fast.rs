@@ -3,21 +3,45 @@
 //! length that runs out of input, too little room) is left to the decoder's general step,
 //! which decodes that sequence again from its token and says what is wrong.
 
-use super::block::{MIN_MATCH, RUN_MASK};
-use super::copy::{FOLLOW, copy_long_match, repeat_short_pattern};
+use crate::sys;
 
-/// Input left (bytes, from a token on) that the fast loop wants. With this much input left,
-/// a valid block has at least 38 bytes of output from the token's sequence on (`copy.rs`),
-/// as many as the short copies below write: 16 of literals, then 24 from a match that
-/// starts at most 14 bytes in.
-pub(super) const FAST: usize = 40;
+/// Input left (bytes, from a token on) at every token of the fast loop: the token and the
+/// 16 bytes copied as literals before it is looked at, and one more, so that a valid block
+/// has at least 16 bytes of output from the token on (`R` bytes decode to at least
+/// `R - 2 - R / 255`, `copy.rs`).
+pub(crate) const TOKEN_INPUT: usize = 18;
 
-/// Room (bytes, from the output's end on) that the fast loop wants: the copies above, and
-/// the 32-byte window of [`short_pattern`] for a match that starts at most 14 bytes in.
-pub(super) const FAST_ROOM: usize = 48;
+/// Input left (bytes) after the match offset of a sequence of short lengths (a literal
+/// nibble and a match nibble under 15) that the fast loop takes. In a valid block at least
+/// 21 bytes of output follow the offset, more than the 20 past a 4-byte match that its
+/// three 8-byte chunks write; if it is the block's last match, at least 21 literals follow
+/// it, more than `LASTLITERALS` (5) and `MFLIMIT` (12) ask; and the next token has at
+/// least [`TOKEN_INPUT`] bytes.
+pub(crate) const AFTER_SHORT_MATCH: usize = 23;
+
+/// Room (bytes, from the output's end on) that the fast loop wants at every token: 16
+/// bytes of literals, and 24 from a match that starts at most 14 bytes in.
+pub(crate) const FAST_ROOM: usize = 38;
 
 /// Decodes sequences from the front of `input` into `dst` at `op` while they are far from
 /// both ends. Returns the rest of the input and the output's end.
+///
+/// Every sequence starts with [`FAST_ROOM`] bytes of room left; its 16 first bytes of
+/// literals are copied before the token is looked at (a sequence left to the general step
+/// has its literals written again). A sequence of short lengths is taken where
+/// [`AFTER_SHORT_MATCH`] bytes of input follow its offset: its match, up to 18 bytes at
+/// least 8 back, in three 8-byte chunks (24 bytes from its start), a nearer one as its
+/// repeated pattern. A longer run (length bytes) is copied in 32-byte chunks where at least
+/// `FOLLOW_WILD_LITERALS` bytes of input follow it, as `copy_literals` does; a match with
+/// length bytes in 16-byte chunks where [`FOLLOW`](super::copy::FOLLOW) bytes of input
+/// follow it, as `copy_long_match` does. The copies are unchecked
+/// (`crate::sys::lz4_decode_fast`): the loop's test and one comparison per sequence bound
+/// them, where safe code checked every copy (callgrind, text page: 20,248 instructions with
+/// checked copies and the general step taking runs and matches with length bytes). A run
+/// of 270 literals or more is left to the general step. The loop is one function out of
+/// every path's line: inlined, each path's copy ran at its own speed over distinct pages
+/// (the one-shot path's 1.12x liblz4's time, `decompress_block`'s 0.95x, with the same
+/// instructions), out of line all run as one.
 ///
 /// It does not say where its matches are: the end-of-block rules hold for each of them.
 /// At least 23 bytes of input follow each (32 after a match with length bytes), so if
@@ -29,102 +53,18 @@ pub(super) const FAST_ROOM: usize = 48;
 /// checks it makes then are weaker than the fast match passes, never stronger.
 ///
 /// Its branches follow what the data does most, so that they are predicted: a match at
-/// least 8 bytes back is copied the same way whatever its offset (three 8-byte chunks),
-/// and a long match (length bytes after the token) stays in the loop. Deciding instead on
-/// where the match's source ends (one 24-byte copy where it ends before the literals) was
-/// mispredicted on about one sequence in five of a real heap page: in cachegrind's branch
-/// model, 2,000 pages of a Python heap cost 149 mispredictions a page against liblz4's 93
-/// before, 96 now.
+/// least 8 bytes back is copied the same way whatever its offset (three 8-byte chunks).
+/// Deciding instead on where the match's source ends (one 24-byte copy where it ends before
+/// the literals) was mispredicted on about one sequence in five of a real heap page: in
+/// cachegrind's branch model, 2,000 pages of a Python heap cost 149 mispredictions a page
+/// against liblz4's 93 before, 96 after; 83 with the unchecked copies (liblz4 91 on those
+/// pages).
 #[inline(always)]
-pub(super) fn decode_fast<'a>(
-    mut input: &'a [u8],
-    dst: &mut [u8],
-    mut op: usize,
-) -> (&'a [u8], usize) {
-    while let Some(inp) = input.first_chunk::<FAST>() {
-        let Some(out) = dst[op..].first_chunk_mut::<FAST_ROOM>() else {
-            break;
-        };
-        // Up to 14 literals, copied before the token is looked at (16 bytes, within the 38
-        // that follow): a sequence left to the general step has its literals written again.
-        *out.first_chunk_mut::<16>().expect("48 > 16") = *inp[1..].first_chunk().expect("40 > 17");
-        let token = inp[0];
-        let lit = usize::from(token >> 4);
-        if lit == RUN_MASK {
-            break;
-        }
-        let offset = usize::from(u16::from_le_bytes(
-            *inp[1 + lit..].first_chunk().expect("lit <= 14"),
-        ));
-        let mop = op + lit;
-        if usize::from(token & 15) == RUN_MASK {
-            let Some((rest, ml)) = long_match(&input[3 + lit..], dst, mop, offset) else {
-                break;
-            };
-            input = rest;
-            op = mop + ml;
-            continue;
-        }
-        let ml = usize::from(token & 15) + MIN_MATCH;
-        if offset >= 8 && offset <= mop {
-            // Up to 18 bytes in three chunks of 8, each from at least 8 bytes back: bytes
-            // written before it. One length check for the window from the source's start
-            // to the copies' end (24 bytes from a match that starts at most 14 bytes in).
-            let w = &mut dst[mop - offset..mop + 24];
-            w.copy_within(0..8, offset);
-            w.copy_within(8..16, offset + 8);
-            w.copy_within(16..24, offset + 16);
-        } else if offset.wrapping_sub(1) < mop {
-            short_pattern(dst, mop, offset, ml);
-        } else {
-            break;
-        }
-        input = &input[3 + lit..];
-        op = mop + ml;
+pub(super) fn decode_fast<'a>(input: &'a [u8], dst: &mut [u8], op: usize) -> (&'a [u8], usize) {
+    // Near the end the loop takes nothing: no call.
+    if input.len() < 2 + AFTER_SHORT_MATCH || dst.len() - op < FAST_ROOM {
+        return (input, op);
     }
-    (input, op)
-}
-
-/// A short match at an offset under 8 (1 to `mop`), its pattern repeated 8 bytes at a
-/// time ([`repeat_short_pattern`]). Out of the loop's line: it is about one sequence in 25
-/// of a heap page, and inlined its registers cost every other sequence (callgrind: 3% more
-/// instructions on text and heap pages, and 1–2% more time).
-#[inline(never)]
-fn short_pattern(dst: &mut [u8], mop: usize, offset: usize, ml: usize) {
-    // Room: `mop` is at most 14 bytes past the token's output, which has 48 bytes of room.
-    let w = dst[mop - offset..]
-        .first_chunk_mut::<32>()
-        .expect("32 bytes of room");
-    repeat_short_pattern(w, offset, ml);
-}
-
-/// A match with length bytes, its offset checked, in the fast loop: `rest` is the input
-/// after the match offset, `mop` where the match starts. Returns the input after its length
-/// bytes and the match's length; `None` (nothing written) where the general step must take
-/// it: length bytes that run out, fewer than [`FOLLOW`] bytes of input after them (so that
-/// [`copy_long_match`]'s 15 bytes past the match are output that follows), an offset of 0
-/// or before the output's start, or too little room.
-#[inline(always)]
-fn long_match<'a>(
-    rest: &'a [u8],
-    dst: &mut [u8],
-    mop: usize,
-    offset: usize,
-) -> Option<(&'a [u8], usize)> {
-    let mut ml = RUN_MASK + MIN_MATCH;
-    let mut k = 0;
-    loop {
-        let b = *rest.get(k)?;
-        k += 1;
-        ml += usize::from(b);
-        if b != 255 {
-            break;
-        }
-    }
-    let rest = &rest[k..];
-    if rest.len() < FOLLOW || offset.wrapping_sub(1) >= mop || dst.len() - mop < ml + 16 {
-        return None;
-    }
-    copy_long_match(dst, mop, offset, ml);
-    Some((rest, ml))
+    let (taken, op) = sys::lz4_decode_fast(input, dst, op);
+    (&input[taken..], op)
 }

@@ -44,9 +44,9 @@
 
 pub(crate) mod block;
 mod compress;
-mod copy;
+pub(crate) mod copy;
 mod decompress;
-mod fast;
+pub(crate) mod fast;
 pub(crate) mod params;
 
 use self::params::Lz4Params;
