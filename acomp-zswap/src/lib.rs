@@ -81,10 +81,12 @@
 mod device;
 mod lru;
 pub mod pool;
+mod recompress;
 mod stats;
 mod store;
 
 pub use device::{SwapDevice, SwapFile};
+pub use recompress::Recompressing;
 pub use stats::Stats;
 pub use store::{
     BuildError, Builder, EntryInfo, LoadError, LoadKind, StoreError, StoreKind, WRITEBACK_BATCH,
