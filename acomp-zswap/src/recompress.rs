@@ -150,6 +150,9 @@ impl Zswap {
     /// frame that was recompressed and is still idle. A new object that the pool's budget
     /// has no room for leaves the entry as it was, to be tried again.
     ///
+    /// A pass that recompressed anything ends with [`Zswap::compact`], so that the pool's
+    /// memory ([`crate::Stats::pool_total_size`]) falls by what the smaller objects save.
+    ///
     /// Without a recompression transform, returns 0.
     pub fn recompress_idle(&self, max_pages: usize) -> usize {
         let Some(recomp) = &self.recomp else {
@@ -191,6 +194,12 @@ impl Zswap {
                     Outcome::Raced => {}
                 }
             }
+        }
+        if done > 0 {
+            // The old objects were freed here and there: their backing pages come free only
+            // once their zspages are empty, so compact (zram's users write `compact` after
+            // `recompress`; here it is part of the pass).
+            self.compact();
         }
         done
     }
