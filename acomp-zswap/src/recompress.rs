@@ -14,7 +14,7 @@
 //! - As zram's, a frame that is not at least one size class smaller than the one it would
 //!   replace is thrown away: the entry stays as it was and is not tried again until its
 //!   offset is stored again (a new entry).
-//! - Each entry carries the tag of the transform that wrote its frame ([`Codec`]): loads,
+//! - Each entry carries the tag of the transform that wrote its frame ([`FrameTag`]): loads,
 //!   writeback and compaction go through it.
 
 use std::io::{IoSlice, IoSliceMut};
@@ -31,7 +31,7 @@ use crate::{PAGE_SIZE, Page};
 
 /// The transform that wrote an entry's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Codec {
+pub(crate) enum FrameTag {
     /// The tier's transform ([`Zswap::builder`]'s).
     Primary,
     /// The recompression transform ([`Builder::recompress`]'s).
@@ -130,7 +130,7 @@ impl Zswap {
             matches!(
                 *e.state.read(),
                 State::Pool {
-                    codec: Codec::Recompressed,
+                    codec: FrameTag::Recompressed,
                     ..
                 }
             )
@@ -218,7 +218,7 @@ impl Zswap {
             let State::Pool {
                 length,
                 raw: false,
-                codec: Codec::Primary,
+                codec: FrameTag::Primary,
                 ..
             } = &*state
             else {
@@ -254,7 +254,7 @@ impl Zswap {
         let unchanged = entry.idle.idle.load(Relaxed)
             && matches!(
                 &*state,
-                State::Pool { length, raw: false, codec: Codec::Primary, .. }
+                State::Pool { length, raw: false, codec: FrameTag::Primary, .. }
                     if *length as usize == old_length
             );
         if !unchanged {
@@ -268,7 +268,7 @@ impl Zswap {
                 handle,
                 length: new_length as u32,
                 raw: false,
-                codec: Codec::Recompressed,
+                codec: FrameTag::Recompressed,
             },
         );
         drop(state);
@@ -285,9 +285,9 @@ impl Zswap {
     }
 
     /// The transform that decodes frames tagged `codec`.
-    pub(crate) fn transform(&self, codec: Codec) -> &Acomp {
+    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
         match (codec, &self.recomp) {
-            (Codec::Recompressed, Some(r)) => &r.tfm,
+            (FrameTag::Recompressed, Some(r)) => &r.tfm,
             _ => self.acomp(),
         }
     }

@@ -24,7 +24,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::device::SwapDevice;
 use crate::lru::Lru;
 use crate::pool::{AllocError, Handle, Pool};
-use crate::recompress::{Codec, IdleMark, Recompressor};
+use crate::recompress::{FrameTag, IdleMark, Recompressor};
 use crate::stats::{Counters, Stats, dec, inc};
 use crate::{PAGE_SIZE, Page};
 
@@ -52,7 +52,7 @@ pub(crate) enum State {
         length: u32,
         raw: bool,
         // recompress: the transform that wrote the frame.
-        codec: Codec,
+        codec: FrameTag,
     },
     /// Every byte is this value; nothing in the pool.
     Filled(u8),
@@ -497,7 +497,7 @@ impl Zswap {
             handle,
             length: data.len() as u32,
             raw,
-            codec: Codec::Primary,
+            codec: FrameTag::Primary,
         };
         let kind = if raw {
             StoreKind::Incompressible
