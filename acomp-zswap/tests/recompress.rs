@@ -195,3 +195,84 @@ fn the_background_thread_recompresses_idle_pages() {
     }
     assert_eq!(Arc::strong_count(&z), 1);
 }
+
+/// Recompression racing stores, invalidates, takes, loads and writeback of the same few
+/// offsets: every load gives a whole page of its offset, and once every offset is
+/// invalidated the tier holds nothing (an object swapped into an entry that was replaced,
+/// invalidated or written back meanwhile would be left behind).
+#[test]
+fn recompression_racing_the_same_offsets_leaves_nothing_behind() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    const OFFSETS: u64 = 6;
+    let dev = Arc::new(common::MemDevice::default());
+    let z = Zswap::builder(Acomp::new("lz4").unwrap())
+        .max_pool_bytes(64 * PAGE_SIZE as u64)
+        .device(Arc::clone(&dev))
+        .recompress(Acomp::new("zstd").unwrap())
+        .build()
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let next_id = AtomicU64::new(1);
+    std::thread::scope(|s| {
+        let (z, stop) = (&z, &stop);
+        s.spawn(move || {
+            while !stop.load(Relaxed) {
+                z.mark_idle();
+                z.recompress_idle(usize::MAX);
+            }
+        });
+        let workers: Vec<_> = (0..3u64)
+            .map(|t| {
+                let next_id = &next_id;
+                s.spawn(move || {
+                    let mut r = common::mix(t + 7);
+                    let mut out = [0u8; PAGE_SIZE];
+                    for _ in 0..20_000 {
+                        r = common::mix(r);
+                        let o = r % OFFSETS;
+                        match (r >> 8) % 8 {
+                            0..=2 => z.store(o, &page(o, next_id.fetch_add(1, Relaxed))).unwrap(),
+                            3 => {
+                                z.invalidate(o);
+                            }
+                            4 => {
+                                if z.take(o, &mut out).is_ok() {
+                                    check(o, &out);
+                                }
+                            }
+                            5 => {
+                                let _ = z.writeback(2);
+                            }
+                            _ => {
+                                if z.load(o, &mut out).is_ok() {
+                                    check(o, &out);
+                                }
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Stop the recompressor whatever the workers did, then report their panics.
+        let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
+        stop.store(true, Relaxed);
+        for j in joined {
+            j.unwrap();
+        }
+    });
+    assert!(z.stats().recompressed_pages > 0, "{:?}", z.stats());
+    for o in 0..OFFSETS {
+        z.invalidate(o);
+    }
+    let s = z.stats();
+    assert_eq!(
+        (
+            s.stored_pages,
+            s.device_pages,
+            s.pool_used_size,
+            s.stored_bytes
+        ),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(dev.pages.lock().len(), 0);
+}
