@@ -91,7 +91,8 @@ pub const PATTERN_IN_ORDER: &str = "pages in order";
 /// `load_pattern` of zram's rows: 1 MiB direct reads in address order.
 pub const PATTERN_ZRAM: &str = "1 MiB direct reads in order";
 
-fn mib_s(bytes: u64, time: Duration) -> f64 {
+/// `bytes` in MiB over `time` in seconds.
+pub fn mib_s(bytes: u64, time: Duration) -> f64 {
     bytes as f64 / (1024.0 * 1024.0) / time.as_secs_f64().max(1e-9)
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::compare::{PATTERN_IN_ORDER, Row};
+use crate::compare::{PATTERN_IN_ORDER, Row, mib_s};
 use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 
@@ -86,10 +86,6 @@ fn parse_level(s: &str) -> Result<i32, String> {
         ));
     }
     Ok(level)
-}
-
-fn mib_s(bytes: u64, time: Duration) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0) / time.as_secs_f64().max(1e-9)
 }
 
 /// The row, on `input`'s pages, with zstd at `level` as the recompression transform.
