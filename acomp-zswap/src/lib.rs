@@ -65,6 +65,14 @@
 //!   that finds nothing left to write back compacts by itself.
 //! - [`SwapFile`]: a file of page slots written with positional I/O, a batch of neighbouring
 //!   slots in one `pwritev`; `discard` punches a hole and frees the slot for reuse.
+//! - Recompression of idle entries (zram's `recomp_algorithm`, `idle`, `recompress
+//!   type=idle`), with [`Builder::recompress`]: [`Zswap::mark_idle`] marks every entry idle,
+//!   a load or store of the offset clears the mark, and [`Zswap::recompress_idle`] (or the
+//!   thread of [`Zswap::recompress_every`]) recompresses the entries still idle with the
+//!   second transform. Every line above holds through it: each entry is decoded by the
+//!   transform that wrote it; the page is recompressed outside any lock and swapped in only
+//!   if the entry is unchanged and still idle. A frame not at least one size class smaller
+//!   is thrown away, and the entry is not tried again until stored again.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
@@ -74,17 +82,20 @@
 //! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
 //! the debugfs counters [`Stats`] is named after) and `mm/zsmalloc.c` (size classes 16 bytes
 //! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments,
-//! compaction): see [`pool`].
+//! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
+//! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
 #![deny(missing_docs)]
 
 mod device;
 mod lru;
 pub mod pool;
+mod recompress;
 mod stats;
 mod store;
 
 pub use device::{SwapDevice, SwapFile};
+pub use recompress::Recompressing;
 pub use stats::Stats;
 pub use store::{
     BuildError, Builder, EntryInfo, LoadError, LoadKind, StoreError, StoreKind, WRITEBACK_BATCH,

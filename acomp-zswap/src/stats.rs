@@ -52,6 +52,19 @@ pub struct Stats {
     pub device_discard_fail: u64,
     /// Objects compaction moved.
     pub compacted_objects: u64,
+    /// Pages whose frame was replaced by the recompression transform's
+    /// ([`crate::Zswap::recompress_idle`]; zram's recompressed pages).
+    pub recompressed_pages: u64,
+    /// Bytes of the pool's objects (each rounded up to its size class) that recompression
+    /// gave back.
+    pub recompress_saved_bytes: u64,
+    /// Idle pages recompression left as they were: their new frame was not at least one
+    /// size class smaller (or recompression failed). They are not tried again until stored
+    /// again.
+    pub recompress_skipped_pages: u64,
+    /// CPU time recompression spent (the thread's CPU clock around decompressing and
+    /// recompressing each page), in nanoseconds.
+    pub recompress_cpu_ns: u64,
 }
 
 impl Stats {
@@ -86,6 +99,10 @@ pub(crate) struct Counters {
     pub device_corrupt: AtomicU64,
     pub device_discard_fail: AtomicU64,
     pub compacted_objects: AtomicU64,
+    pub recompressed_pages: AtomicU64,
+    pub recompress_saved_bytes: AtomicU64,
+    pub recompress_skipped_pages: AtomicU64,
+    pub recompress_cpu_ns: AtomicU64,
 }
 
 /// `counter += 1`.

@@ -24,6 +24,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::device::SwapDevice;
 use crate::lru::Lru;
 use crate::pool::{AllocError, Handle, Pool};
+use crate::recompress::{FrameTag, IdleMark, Recompressor};
 use crate::stats::{Counters, Stats, dec, inc};
 use crate::{PAGE_SIZE, Page};
 
@@ -50,6 +51,8 @@ pub(crate) enum State {
         handle: Handle,
         length: u32,
         raw: bool,
+        // recompress: the transform that wrote the frame.
+        codec: FrameTag,
     },
     /// Every byte is this value; nothing in the pool.
     Filled(u8),
@@ -67,6 +70,8 @@ pub(crate) struct Entry {
     pub(crate) referenced: AtomicBool,
     /// Its sequence number in the LRU, 0 when out of it (changed under the LRU's lock).
     pub(crate) lru: AtomicU64,
+    // recompress: zram's idle mark and whether recompression was tried since the store.
+    pub(crate) idle: IdleMark,
 }
 
 /// How [`Zswap::store_kind`] kept a page.
@@ -235,6 +240,8 @@ pub struct Builder {
     max_pool_bytes: Option<u64>,
     accept_threshold_percent: u8,
     device: Option<Box<dyn SwapDevice>>,
+    // recompress: the second transform, for idle entries.
+    pub(crate) recompress: Option<Acomp>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -317,6 +324,7 @@ impl Builder {
             shrinking: Mutex::new(()),
             next_key: AtomicU64::new(0),
             counters: Counters::default(),
+            recomp: self.recompress.map(Recompressor::new),
         })
     }
 }
@@ -326,8 +334,8 @@ impl Builder {
 /// between threads. See the crate docs for the contract.
 pub struct Zswap {
     tfm: Acomp,
-    pool: Pool,
-    tree: Box<[Shard]>,
+    pub(crate) pool: Pool,
+    pub(crate) tree: Box<[Shard]>,
     lru: Lru,
     device: Option<Box<dyn SwapDevice>>,
     max_pages: usize,
@@ -339,7 +347,9 @@ pub struct Zswap {
     shrinking: Mutex<()>,
     /// The next device key.
     next_key: AtomicU64,
-    counters: Counters,
+    pub(crate) counters: Counters,
+    // recompress: the second transform and its counters, if any.
+    pub(crate) recomp: Option<Recompressor>,
 }
 
 impl std::fmt::Debug for Zswap {
@@ -377,6 +387,7 @@ impl Zswap {
             max_pool_bytes: None,
             accept_threshold_percent: 90,
             device: None,
+            recompress: None,
         }
     }
 
@@ -390,7 +401,7 @@ impl Zswap {
         &self.tree[(offset % SHARDS as u64) as usize]
     }
 
-    fn lookup(&self, offset: u64) -> Option<Arc<Entry>> {
+    pub(crate) fn lookup(&self, offset: u64) -> Option<Arc<Entry>> {
         self.shard(offset).lock().get(&offset).cloned()
     }
 
@@ -439,6 +450,7 @@ impl Zswap {
             state: RwLock::new(state),
             referenced: AtomicBool::new(false),
             lru: AtomicU64::new(0),
+            idle: IdleMark::default(),
         });
         if in_pool {
             self.lru.push(&entry);
@@ -485,6 +497,7 @@ impl Zswap {
             handle,
             length: data.len() as u32,
             raw,
+            codec: FrameTag::Primary,
         };
         let kind = if raw {
             StoreKind::Incompressible
@@ -587,6 +600,7 @@ impl Zswap {
                 continue;
             }
             entry.referenced.store(true, Relaxed);
+            entry.idle.touch();
             return self.read(&state, page);
         }
     }
@@ -617,7 +631,7 @@ impl Zswap {
     }
 
     /// The page of a live entry, under its lock.
-    fn read(&self, state: &State, page: &mut Page) -> Result<LoadKind, LoadError> {
+    pub(crate) fn read(&self, state: &State, page: &mut Page) -> Result<LoadKind, LoadError> {
         let c = &self.counters;
         match state {
             State::Dead => unreachable!("callers look dead entries up again"),
@@ -637,14 +651,20 @@ impl Zswap {
                 });
                 Ok(LoadKind::Copied)
             }
-            State::Pool { handle, length, .. } => {
+            State::Pool {
+                handle,
+                length,
+                codec,
+                ..
+            } => {
+                let tfm = self.transform(*codec);
                 let (res, kind) = self.pool.read_sg(handle, *length as usize, |src| {
                     let kind = if src.len() == 1 {
                         LoadKind::OneFragment
                     } else {
                         LoadKind::Straddling
                     };
-                    (self.tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
+                    (tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
                 });
                 match res {
                     Ok(PAGE_SIZE) => Ok(kind),
@@ -700,6 +720,7 @@ impl Zswap {
                 handle,
                 length,
                 raw,
+                ..
             } => {
                 self.lru.remove(entry);
                 self.pool.free(handle);
@@ -810,6 +831,7 @@ impl Zswap {
                 handle,
                 length,
                 raw,
+                ..
             } = old
             else {
                 unreachable!("checked above, under the same lock")
@@ -877,6 +899,7 @@ impl Zswap {
                 handle,
                 length,
                 raw: false,
+                ..
             } => self.pool.straddles(handle, *length as usize),
             _ => false,
         })
@@ -914,6 +937,10 @@ impl Zswap {
             device_corrupt: get(&c.device_corrupt),
             device_discard_fail: get(&c.device_discard_fail),
             compacted_objects: get(&c.compacted_objects),
+            recompressed_pages: get(&c.recompressed_pages),
+            recompress_saved_bytes: get(&c.recompress_saved_bytes),
+            recompress_skipped_pages: get(&c.recompress_skipped_pages),
+            recompress_cpu_ns: get(&c.recompress_cpu_ns),
         }
     }
 

@@ -309,12 +309,19 @@ impl Model {
     }
 }
 
-/// Line 4: threads store, load, take, invalidate, write back and compact on the same
-/// offsets; each load is checked against the states its offset went through while it ran.
+/// Line 4: threads store, load, take, invalidate, write back, compact and recompress idle
+/// entries on the same offsets; each load is checked against the states its offset went through while it ran.
 #[test]
 fn threads_on_the_same_offsets_match_a_model() {
     const OFFSETS: usize = 48;
-    let (z, dev) = with_mem_device(24 * PAGE_SIZE as u64);
+    // With recompression of idle entries beside the rest (zstd over lz4).
+    let dev = Arc::new(MemDevice::default());
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(24 * PAGE_SIZE as u64)
+        .device(Arc::clone(&dev))
+        .recompress(Acomp::new("zstd").unwrap())
+        .build()
+        .unwrap();
     let model = Model::new(OFFSETS);
     // Mutations of one offset are serialised by the test (so the model knows their order);
     // loads, writeback and compaction run beside them, unserialised.
@@ -388,6 +395,10 @@ fn threads_on_the_same_offsets_match_a_model() {
                         6 if t == 0 => {
                             z.compact();
                         }
+                        6 | 7 if t == 1 => {
+                            z.mark_idle();
+                            z.recompress_idle(16);
+                        }
                         _ => {
                             let v0 = model.version(o);
                             let got = z.load(off, &mut out);
@@ -422,6 +433,7 @@ fn threads_on_the_same_offsets_match_a_model() {
     });
     assert!(loads.load(Relaxed) > 5000);
     assert!(z.stats().written_back_pages > 0);
+    assert!(z.stats().recompressed_pages > 0, "{:?}", z.stats());
     // At the end, every offset holds what the model says.
     let mut out = zero();
     for o in 0..OFFSETS {

@@ -1,5 +1,5 @@
 //! Property test: any sequence of operations on one thread, under a small budget with a
-//! device, matches a map from offset to page.
+//! device and recompression of idle entries, matches a map from offset to page.
 
 mod common;
 
@@ -20,6 +20,8 @@ enum Op {
     Invalidate(u8),
     Writeback(u8),
     Compact,
+    MarkIdle,
+    Recompress(u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -31,6 +33,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<u8>().prop_map(Op::Invalidate),
         1 => any::<u8>().prop_map(Op::Writeback),
         1 => Just(Op::Compact),
+        1 => Just(Op::MarkIdle),
+        1 => any::<u8>().prop_map(Op::Recompress),
     ]
 }
 
@@ -47,6 +51,7 @@ proptest! {
         let z = Zswap::builder(Acomp::new("lz4").unwrap())
             .max_pool_bytes(48 * PAGE_SIZE as u64)
             .device(Arc::clone(&dev))
+            .recompress(Acomp::new("zstd").unwrap())
             .build()
             .unwrap();
         let mut model: HashMap<u64, [u8; PAGE_SIZE]> = HashMap::new();
@@ -93,6 +98,10 @@ proptest! {
                 }
                 Op::Compact => {
                     z.compact();
+                }
+                Op::MarkIdle => z.mark_idle(),
+                Op::Recompress(n) => {
+                    z.recompress_idle(n as usize % 40);
                 }
             }
             within_budget(&z);

@@ -2,7 +2,8 @@
 //! `pool`), the inputs it stores (`input`, `snapshot`), the workload and its report, the
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
-//! (`patterns`, `cache`), and the frontier plot (`plot`). `main.rs` is the command line; `tests/zswap.rs` tests
+//! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), and the
+//! frontier plot (`plot`). `main.rs` is the command line; `tests/zswap.rs` tests
 //! these modules.
 
 pub mod cache;
@@ -12,6 +13,7 @@ pub mod input;
 pub mod lz4dict;
 pub mod patterns;
 pub mod plot;
+pub mod recomp;
 /// The tier's zsmalloc-style pool.
 pub use acomp_zswap::pool;
 pub mod report;

@@ -26,8 +26,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zswap_main::input::Input;
 use zswap_main::zswap::Zswap;
 use zswap_main::{
-    compare, dict, input, lz4dict, patterns, plot, pool, report, snapshot, tiered, units, workload,
-    zram,
+    compare, dict, input, lz4dict, patterns, plot, pool, recomp, report, snapshot, tiered, units,
+    workload, zram,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -123,6 +123,13 @@ struct Args {
     /// input of `benches/lz4_pages.rs` (`ACOMP_PAGES`).
     #[arg(long, value_name = "PATH")]
     save_pages: Option<PathBuf>,
+    /// Add a row for lz4 with idle pages recompressed with zstd (zram's `recomp_algorithm`
+    /// and `recompress type=idle`): every page stored with lz4, one in ten loaded again
+    /// (hot), the rest recompressed; the pool's memory after, the store speed, and loads of
+    /// hot and of recompressed pages apart. The value is the zstd level, `+dict` for a
+    /// dictionary trained on the pages (`19+dict`); default 9+dict.
+    #[arg(long, value_name = "LEVEL[+dict]", num_args = 0..=1, default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
+    recompress: Option<recomp::Spec>,
 }
 
 fn main() -> ExitCode {
@@ -292,6 +299,9 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     );
     let unit_runs = units::run_all(&unit_configs, &input, args.seed)?;
     rows.extend(unit_runs.iter().map(units::UnitRun::row));
+    if let Some(spec) = args.recompress {
+        rows.push(recomp::row(&input, spec)?);
+    }
     let mut held_out_rows = Vec::new();
     let mut lz4_trial = None;
     if args.dict {
@@ -335,6 +345,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
+    recomp::print(&rows);
     patterns::print(&rows);
     units::print(&unit_runs);
     if !held_out_rows.is_empty() {
@@ -350,7 +361,13 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.path.display(),
             input.len()
         );
-        plot::draw(&rows, &title, path)?;
+        // The recompression row twice: its hot loads, and its recompressed loads.
+        let plotted: Vec<compare::Row> = rows
+            .iter()
+            .cloned()
+            .chain(rows.iter().filter_map(recomp::cold_point))
+            .collect();
+        plot::draw(&plotted, &title, path)?;
         println!("plot: {}", path.display());
     }
     if let Some(path) = &args.json {

@@ -1220,6 +1220,7 @@ impl UnitRun {
             load_folio_mib_s: Some(folio),
             load_fault_around_mib_s: Some(around),
             load_single_page_mib_s: Some(single),
+            recompress: None,
         }
     }
 }

@@ -1088,3 +1088,67 @@ fn frontier_and_plot_of_rows() {
     assert!(svg.starts_with("<svg") && svg.contains("zram lzo-rle") && svg.contains("frontier"));
     assert!(plot::draw(&[], "test", &path).is_err());
 }
+
+#[test]
+fn recompress_spec_parses_levels_and_dict() {
+    use zswap_main::recomp::{Spec, parse_spec};
+    assert_eq!(
+        parse_spec("9+dict"),
+        Ok(Spec {
+            level: 9,
+            dict: true
+        })
+    );
+    assert_eq!(
+        parse_spec("-3"),
+        Ok(Spec {
+            level: -3,
+            dict: false
+        })
+    );
+    assert!(parse_spec("0").is_err());
+    assert!(parse_spec("23").is_err());
+    assert!(parse_spec("9+lz4").is_err());
+    assert!(parse_spec("nine").is_err());
+}
+
+/// The `--recompress` row: every page back, one in ten hot, the rest recompressed (text
+/// pages: zstd's frames are classes smaller than lz4's), bytes saved, and its JSON object carries the figures beside the usual fields.
+#[test]
+fn recompress_row_on_text_pages() {
+    use zswap_main::recomp::{HOT_EVERY, Spec, row};
+    let phrase = b"idle pages go to zstd, hot ones stay in lz4; ";
+    let text: Vec<u8> = (0..64 * 4096)
+        .map(|i: usize| phrase[i % phrase.len()] ^ (i / 4096) as u8)
+        .collect();
+    let input = Input::from_bytes("text".into(), text);
+    let r = row(
+        &input,
+        Spec {
+            level: 3,
+            dict: false,
+        },
+    )
+    .unwrap();
+    assert_eq!((r.pages, r.verified_pages), (64, 64));
+    let f = r.recompress.as_ref().unwrap();
+    assert_eq!(f.hot_pages, 64_u64.div_ceil(HOT_EVERY as u64));
+    assert_eq!(
+        f.recompressed_pages + f.recompress_skipped_pages,
+        64 - f.hot_pages
+    );
+    assert!(f.recompressed_pages > 0);
+    // (Memory itself may not fall in a pool of a few backing pages: the hot pages keep the
+    // lz4 classes' zspages, and the zstd classes take new ones.)
+    assert!(f.recompress_saved_bytes > 0);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "memory_bytes",
+        "store_mib_s",
+        "load_hot_mib_s",
+        "load_cold_mib_s",
+    ] {
+        assert!(json[key].is_number(), "{key} in {json}");
+    }
+    assert!(json["name"].as_str().unwrap().contains("recompress"));
+}

@@ -1,0 +1,380 @@
+//! Recompression of idle entries, as zram's (`Documentation/admin-guide/blockdev/zram.rst`:
+//! `recomp_algorithm`, `idle`, `recompress type=idle`): pages are stored with the tier's
+//! transform (fast: lz4) and those left idle are recompressed with a second one (dense:
+//! zstd).
+//!
+//! - [`Zswap::mark_idle`] marks every entry idle (zram's `echo all > idle`); a load or a
+//!   store of the offset clears the mark (a store makes a new entry, not idle).
+//! - [`Zswap::recompress_idle`] recompresses idle entries in the caller's thread (zram's
+//!   `echo "type=idle" > recompress`), [`Zswap::recompress_every`] in a thread of its own.
+//! - An entry's page is decompressed into a private buffer under the entry's lock held for
+//!   reading (loads of it go on), recompressed outside any lock, written into a new object,
+//!   and swapped in under the entry's lock held for writing only if the entry still holds
+//!   the same frame of the first transform and is still idle; else the new object is freed.
+//! - As zram's, a frame that is not at least one size class smaller than the one it would
+//!   replace is thrown away: the entry stays as it was and is not tried again until its
+//!   offset is stored again (a new entry).
+//! - Each entry carries the tag of the transform that wrote its frame ([`FrameTag`]): loads,
+//!   writeback and compaction go through it.
+
+use std::io::{IoSlice, IoSliceMut};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use acomp::Acomp;
+use parking_lot::{Condvar, Mutex};
+
+use crate::stats::inc;
+use crate::store::{Builder, Entry, State, Zswap};
+use crate::{PAGE_SIZE, Page};
+
+/// The transform that wrote an entry's frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameTag {
+    /// The tier's transform ([`Zswap::builder`]'s).
+    Primary,
+    /// The recompression transform ([`Builder::recompress`]'s).
+    Recompressed,
+}
+
+/// An entry's idle mark (zram's `ZRAM_IDLE`) and whether recompression has tried it
+/// (zram's `ZRAM_INCOMPRESSIBLE` for its recompression): both start clear with the entry,
+/// that is with each store.
+#[derive(Debug, Default)]
+pub(crate) struct IdleMark {
+    idle: AtomicBool,
+    tried: AtomicBool,
+}
+
+impl IdleMark {
+    /// An access: the entry is no longer idle.
+    pub(crate) fn touch(&self) {
+        // Most loads find it clear: a read, not a write that moves the cache line.
+        if self.idle.load(Relaxed) {
+            self.idle.store(false, Relaxed);
+        }
+    }
+}
+
+/// The second transform, with a buffer pair per call.
+pub(crate) struct Recompressor {
+    tfm: Acomp,
+}
+
+impl Recompressor {
+    pub(crate) fn new(tfm: Acomp) -> Self {
+        Recompressor { tfm }
+    }
+}
+
+impl Builder {
+    /// A second transform for idle entries (zram's `recomp_algorithm`): see
+    /// [`Zswap::recompress_idle`]. Typically `Acomp::new("lz4")` for the tier and
+    /// `Acomp::new("zstd")` here: stores and hot loads pay lz4, cold pages take zstd's
+    /// memory. Without it, [`Zswap::recompress_idle`] does nothing.
+    ///
+    /// ```
+    /// use acomp::Acomp;
+    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(Acomp::new("lz4")?)
+    ///     .max_pool_bytes(1 << 20)
+    ///     .recompress(Acomp::new("zstd")?) // zram's recomp_algorithm
+    ///     .build()?;
+    /// let mut page: Page = [0; PAGE_SIZE];
+    /// for (i, b) in page.iter_mut().enumerate() {
+    ///     *b = b"idle pages go to zstd; "[i % 23] ^ (i / 512) as u8;
+    /// }
+    /// zswap.store(1, &page)?;
+    /// zswap.store(2, &page)?;
+    /// zswap.mark_idle(); // echo all > idle
+    /// let mut back = [0; PAGE_SIZE];
+    /// zswap.load(2, &mut back)?; // an access: 2 is hot again
+    /// assert_eq!(zswap.recompress_idle(usize::MAX), 1); // recompress type=idle
+    /// assert!(zswap.is_recompressed(1) && !zswap.is_recompressed(2));
+    /// zswap.load(1, &mut back)?; // decoded by zstd
+    /// assert_eq!(back, page);
+    /// assert_eq!(zswap.stats().recompressed_pages, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn recompress(mut self, tfm: Acomp) -> Self {
+        self.recompress = Some(tfm);
+        self
+    }
+}
+
+/// The calling thread's CPU time, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write into; the clock id is a constant.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// What one try at an entry did.
+enum Outcome {
+    Recompressed,
+    /// Not smaller by a size class, or the transform failed: not tried again.
+    Skipped,
+    /// Changed, accessed or gone meanwhile, or the pool at its budget: may be tried again.
+    Raced,
+    /// Nothing to recompress, ever, in this entry (same-filled, kept as it is, on the
+    /// device, recompressed already, dead): marked tried, not counted.
+    Never,
+}
+
+impl Zswap {
+    /// Marks every entry idle (zram's `echo all > /sys/block/zramX/idle`). A load or store
+    /// of an offset clears its mark; [`Zswap::recompress_idle`] takes the entries still
+    /// marked.
+    pub fn mark_idle(&self) {
+        for shard in self.tree.iter() {
+            for e in shard.lock().values() {
+                e.idle.idle.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// Whether `offset`'s entry is marked idle now.
+    pub fn is_idle(&self, offset: u64) -> bool {
+        self.lookup(offset)
+            .is_some_and(|e| e.idle.idle.load(Relaxed))
+    }
+
+    /// Whether `offset`'s frame is the recompression transform's now.
+    pub fn is_recompressed(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some_and(|e| {
+            matches!(
+                *e.state.read(),
+                State::Pool {
+                    codec: FrameTag::Recompressed,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// Recompresses up to `max_pages` idle entries with the [`Builder::recompress`]
+    /// transform, in the caller's thread (zram's `echo "type=idle" > recompress`); returns
+    /// how many were recompressed. Only compressed frames of the tier's own transform in the
+    /// pool are tried (not same-filled pages, pages kept as they are, pages on the device, or
+    /// frames recompressed already), each at most once per store.
+    ///
+    /// A new frame replaces the old only where its size class is smaller (zram's rule);
+    /// else the entry stays as it was ([`crate::Stats::recompress_skipped_pages`]). Loads of
+    /// the entry go on while it is decompressed and recompressed: the entry's lock is held
+    /// for writing only to swap the objects, and then only if the entry still holds the
+    /// frame that was recompressed and is still idle. A new object that the pool's budget
+    /// has no room for leaves the entry as it was, to be tried again.
+    ///
+    /// A pass that recompressed anything ends with [`Zswap::compact`], so that the pool's
+    /// memory ([`crate::Stats::pool_total_size`]) falls by what the smaller objects save.
+    ///
+    /// Without a recompression transform, returns 0.
+    pub fn recompress_idle(&self, max_pages: usize) -> usize {
+        let Some(recomp) = &self.recomp else {
+            return 0;
+        };
+        let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let mut done = 0;
+        let mut tried = 0;
+        for shard in self.tree.iter() {
+            if tried >= max_pages {
+                break;
+            }
+            // The shard's lock only while the candidates are picked.
+            let picked: Vec<(u64, Arc<Entry>)> = shard
+                .lock()
+                .iter()
+                .filter(|(_, e)| e.idle.idle.load(Relaxed) && !e.idle.tried.load(Relaxed))
+                .take(max_pages - tried)
+                .map(|(&o, e)| (o, Arc::clone(e)))
+                .collect();
+            for (offset, entry) in picked {
+                tried += 1;
+                let start = thread_cpu_ns();
+                let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
+                let c = &self.counters;
+                c.recompress_cpu_ns
+                    .fetch_add(thread_cpu_ns().saturating_sub(start), Relaxed);
+                match outcome {
+                    Outcome::Recompressed => {
+                        done += 1;
+                        inc(&c.recompressed_pages);
+                    }
+                    Outcome::Skipped => {
+                        entry.idle.tried.store(true, Relaxed);
+                        inc(&c.recompress_skipped_pages);
+                    }
+                    Outcome::Never => entry.idle.tried.store(true, Relaxed),
+                    Outcome::Raced => {}
+                }
+            }
+        }
+        if done > 0 {
+            // The old objects were freed here and there: their backing pages come free only
+            // once their zspages are empty, so compact (zram's users write `compact` after
+            // `recompress`; here it is part of the pass).
+            self.compact();
+        }
+        done
+    }
+
+    fn recompress_one(
+        &self,
+        recomp: &Recompressor,
+        offset: u64,
+        entry: &Entry,
+        src: &mut Page,
+        dst: &mut Page,
+    ) -> Outcome {
+        // 1. The page, under the entry's lock held for reading.
+        let old_length = {
+            let state = entry.state.read();
+            let State::Pool {
+                length,
+                raw: false,
+                codec: FrameTag::Primary,
+                ..
+            } = &*state
+            else {
+                // Same-filled, kept as it is, on the device, recompressed, or dead: nothing
+                // to gain (a new store makes a new entry).
+                return Outcome::Never;
+            };
+            if self.read(&state, src).is_err() {
+                return Outcome::Skipped;
+            }
+            *length as usize
+        };
+        // 2. Recompressed, outside any lock.
+        let Ok(new_length) = recomp
+            .tfm
+            .compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
+        else {
+            return Outcome::Skipped;
+        };
+        let class = |n: usize| self.pool.class_info(n).map(|c| c.size);
+        let (Some(old_class), Some(new_class)) = (class(old_length), class(new_length)) else {
+            return Outcome::Skipped;
+        };
+        if new_class >= old_class {
+            return Outcome::Skipped;
+        }
+        // 3. A new object; swapped in only if the entry is as it was.
+        let Ok(handle) = self.pool.alloc(new_length, offset) else {
+            return Outcome::Raced;
+        };
+        self.pool.write(&handle, &dst[..new_length]);
+        let mut state = entry.state.write();
+        let unchanged = entry.idle.idle.load(Relaxed)
+            && matches!(
+                &*state,
+                State::Pool { length, raw: false, codec: FrameTag::Primary, .. }
+                    if *length as usize == old_length
+            );
+        if !unchanged {
+            drop(state);
+            self.pool.free(handle);
+            return Outcome::Raced;
+        }
+        let old = std::mem::replace(
+            &mut *state,
+            State::Pool {
+                handle,
+                length: new_length as u32,
+                raw: false,
+                codec: FrameTag::Recompressed,
+            },
+        );
+        drop(state);
+        let State::Pool { handle: old, .. } = old else {
+            unreachable!("checked above, under the same lock")
+        };
+        self.pool.free(old);
+        let c = &self.counters;
+        c.stored_bytes
+            .fetch_sub((old_length - new_length) as u64, Relaxed);
+        c.recompress_saved_bytes
+            .fetch_add((old_class - new_class) as u64, Relaxed);
+        Outcome::Recompressed
+    }
+
+    /// The transform that decodes frames tagged `codec`.
+    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
+        match (codec, &self.recomp) {
+            (FrameTag::Recompressed, Some(r)) => &r.tfm,
+            _ => self.acomp(),
+        }
+    }
+
+    /// Recompression by itself: a thread that, every `interval`, recompresses the entries
+    /// idle since its last pass ([`Zswap::recompress_idle`]) and marks every entry idle
+    /// again ([`Zswap::mark_idle`]), so that a page left alone for one to two intervals is
+    /// recompressed. The thread holds the tier only while it works; it stops when the
+    /// returned [`Recompressing`] is dropped or the last `Arc` of the tier goes.
+    ///
+    /// # Errors
+    ///
+    /// The error of [`std::thread::Builder::spawn`].
+    pub fn recompress_every(
+        self: &Arc<Self>,
+        interval: Duration,
+    ) -> std::io::Result<Recompressing> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let tier: Weak<Zswap> = Arc::downgrade(self);
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("zswap-recompress".into())
+            .spawn(move || {
+                let (lock, cv) = &*flag;
+                loop {
+                    {
+                        let mut stopped = lock.lock();
+                        if !*stopped {
+                            cv.wait_for(&mut stopped, interval);
+                        }
+                        if *stopped {
+                            return;
+                        }
+                    }
+                    let Some(z) = tier.upgrade() else { return };
+                    z.recompress_idle(usize::MAX);
+                    z.mark_idle();
+                }
+            })?;
+        Ok(Recompressing {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The thread of [`Zswap::recompress_every`]; dropping it stops the thread and waits for
+/// its pass to end.
+#[derive(Debug)]
+pub struct Recompressing {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Recompressing {
+    fn drop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

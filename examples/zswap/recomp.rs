@@ -1,0 +1,254 @@
+//! `--recompress`: the side-by-side table's row for lz4 with recompression of idle pages
+//! (zram's `recomp_algorithm` and `recompress type=idle`, here the tier's
+//! `Builder::recompress`). On one thread, as the other rows: every page stored with lz4
+//! (timed: what a swap-out pays), every page marked idle, every [`HOT_EVERY`]th page loaded
+//! (hot: no longer idle), every idle page recompressed with zstd (its CPU time counted),
+//! the pool's memory read, then the hot pages loaded (timed) and the recompressed ones
+//! loaded (timed), each checked.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::compare::{PATTERN_IN_ORDER, Row, mib_s};
+use crate::input::Input;
+use crate::pool::PAGE_SIZE;
+
+/// One page in this many is hot: loaded after the idle mark, so never recompressed.
+pub const HOT_EVERY: usize = 10;
+
+/// The goal against zram lzo-rle: memory at most this fraction...
+pub const GOAL_MEMORY: f64 = 0.65;
+
+/// The figures only the recompression row has (in its JSON object beside the usual
+/// fields).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Figures {
+    /// Loads of hot pages (loaded after the idle mark, kept in lz4), MiB/s.
+    pub load_hot_mib_s: f64,
+    /// Loads of recompressed pages (zstd), MiB/s.
+    pub load_cold_mib_s: f64,
+    /// Hot pages.
+    pub hot_pages: u64,
+    /// Pages recompressed (`Stats::recompressed_pages`).
+    pub recompressed_pages: u64,
+    /// Idle pages left in lz4 (`Stats::recompress_skipped_pages`).
+    pub recompress_skipped_pages: u64,
+    /// Bytes of the pool's objects recompression gave back.
+    pub recompress_saved_bytes: u64,
+    /// The pool's memory before recompression (all lz4), bytes.
+    pub memory_before_recompress_bytes: u64,
+    /// Recompression's CPU time per page tried, µs.
+    pub recompress_cpu_us_per_page: f64,
+    /// The zstd level of the recompression.
+    pub recompress_level: i32,
+    /// Seconds training the dictionary took (once, before the stores); `null` without one.
+    pub dictionary_train_s: Option<f64>,
+}
+
+/// What `--recompress` recompresses with: a zstd level, with or without a dictionary
+/// trained on the pages (every 5th page of the first half, 64 KiB, as `--dict`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spec {
+    /// The zstd level.
+    pub level: i32,
+    /// With a trained dictionary.
+    pub dict: bool,
+}
+
+/// Parses `--recompress`'s value: `LEVEL` or `LEVEL+dict` (`9`, `19+dict`).
+///
+/// # Errors
+///
+/// Where the level is not one zstd has, or the suffix is not `+dict`.
+pub fn parse_spec(s: &str) -> Result<Spec, String> {
+    let (level, dict) = match s.split_once('+') {
+        Some((l, "dict")) => (l, true),
+        Some((_, other)) => return Err(format!("{other:?}: the only suffix is +dict")),
+        None => (s, false),
+    };
+    Ok(Spec {
+        level: parse_level(level)?,
+        dict,
+    })
+}
+
+fn parse_level(s: &str) -> Result<i32, String> {
+    let level: i32 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a zstd level"))?;
+    let range = zstd_safe::min_c_level()..=zstd_safe::max_c_level();
+    if level == 0 || !range.contains(&level) {
+        return Err(format!(
+            "zstd level {level} is out of range ({}..={}, not 0)",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(level)
+}
+
+/// The row, on `input`'s pages, with zstd at `level` as the recompression transform.
+///
+/// # Errors
+///
+/// Where acomp refuses a transform or the tier its configuration.
+pub fn row(input: &Input, spec: Spec) -> Result<Row, Box<dyn std::error::Error>> {
+    let n = input.len();
+    let Spec { level, dict } = spec;
+    let trained = if dict {
+        Some(crate::dict::train(input, 5, 64 << 10)?)
+    } else {
+        None
+    };
+    let tier = acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4")?)
+        .max_pool_bytes(u64::MAX)
+        .recompress(crate::dict::transform(
+            level,
+            trained.as_ref().map(|t| &t.dict),
+        )?)
+        .build()?;
+    let mut store = Duration::ZERO;
+    for i in 0..n {
+        let start = Instant::now();
+        let res = tier.store(i as u64, input.page(i));
+        store += start.elapsed();
+        if let Err(e) = res {
+            eprintln!("zswap: recompression pass: store of page {i}: {e}");
+        }
+    }
+    let before = tier.stats().pool_total_size;
+    tier.mark_idle();
+    let mut page: Box<acomp_zswap::Page> = Box::new([0; PAGE_SIZE]);
+    let hot: Vec<usize> = (0..n).step_by(HOT_EVERY).collect();
+    for &i in &hot {
+        let _ = tier.load(i as u64, &mut page);
+    }
+    tier.recompress_idle(usize::MAX);
+    let s = tier.stats();
+    let cold: Vec<usize> = (0..n).filter(|&i| tier.is_recompressed(i as u64)).collect();
+    let mut verified = 0;
+    let mut timed = |pages: &[usize]| {
+        let mut t = Duration::ZERO;
+        for &i in pages {
+            page[0] = !input.page(i)[0];
+            let start = Instant::now();
+            let res = tier.load(i as u64, &mut page);
+            t += start.elapsed();
+            if res.is_ok() && *page == *input.page(i) {
+                verified += 1;
+            }
+        }
+        mib_s((pages.len() * PAGE_SIZE) as u64, t)
+    };
+    let load_hot = timed(&hot);
+    let load_cold = timed(&cold);
+    // The pages neither hot nor recompressed are checked too, untimed.
+    let rest: Vec<usize> = (0..n)
+        .filter(|&i| i % HOT_EVERY != 0 && !tier.is_recompressed(i as u64))
+        .collect();
+    timed(&rest);
+    let tried = s.recompressed_pages + s.recompress_skipped_pages;
+    let original = (n * PAGE_SIZE) as u64;
+    let memory = s.pool_total_size;
+    Ok(Row {
+        name: format!(
+            "acomp lz4, idle recompressed with zstd level {level}{}",
+            if dict { " +dict" } else { "" }
+        ),
+        kind: "acomp".into(),
+        pages: n as u64,
+        original_bytes: original,
+        memory_bytes: memory,
+        compressed_bytes: s.stored_bytes,
+        same_filled_pages: s.same_filled_pages,
+        ratio: original as f64 / memory.max(1) as f64,
+        threads: 1,
+        request_bytes: PAGE_SIZE as u64,
+        store_mib_s: mib_s(original, store),
+        // The table's load column: the hot pages (the goal's figure).
+        load_mib_s: load_hot,
+        store_p50_us: None,
+        store_p99_us: None,
+        load_p50_us: None,
+        load_p99_us: None,
+        verified_pages: verified,
+        memory_vs_lzo_rle: None,
+        store_vs_lzo_rle: None,
+        load_vs_lzo_rle: None,
+        unit_bytes: None,
+        block_bytes: None,
+        load_pattern: PATTERN_IN_ORDER.into(),
+        load_folio_mib_s: None,
+        load_fault_around_mib_s: None,
+        load_single_page_mib_s: None,
+        recompress: Some(Figures {
+            load_hot_mib_s: load_hot,
+            load_cold_mib_s: load_cold,
+            hot_pages: hot.len() as u64,
+            recompressed_pages: s.recompressed_pages,
+            recompress_skipped_pages: s.recompress_skipped_pages,
+            recompress_saved_bytes: s.recompress_saved_bytes,
+            memory_before_recompress_bytes: before,
+            recompress_cpu_us_per_page: s.recompress_cpu_ns as f64 / 1000.0 / tried.max(1) as f64,
+            recompress_level: level,
+            dictionary_train_s: trained.as_ref().map(|t| t.time.as_secs_f64()),
+        }),
+    })
+}
+
+/// The row's own lines under the table: hot and cold loads, the recompression's work, and
+/// where it stands against the goal (memory at most [`GOAL_MEMORY`] of zram lzo-rle's,
+/// store and hot loads at least as fast), where the run has a zram lzo-rle row.
+pub fn print(rows: &[Row]) {
+    let base = rows.iter().find(|r| r.name == "zram lzo-rle");
+    for r in rows {
+        let Some(f) = &r.recompress else { continue };
+        println!();
+        println!("{}:", r.name);
+        println!(
+            "  memory {} bytes after recompression ({} before, all lz4); {} of {} pages \
+             recompressed, {} left in lz4, {} hot",
+            r.memory_bytes,
+            f.memory_before_recompress_bytes,
+            f.recompressed_pages,
+            r.pages,
+            f.recompress_skipped_pages,
+            f.hot_pages
+        );
+        println!(
+            "  store {:.1} MiB/s (lz4); loads: hot {:.1} MiB/s (lz4), recompressed {:.1} MiB/s \
+             (zstd); recompression {:.2} us CPU per page",
+            r.store_mib_s, f.load_hot_mib_s, f.load_cold_mib_s, f.recompress_cpu_us_per_page
+        );
+        if let Some(b) = base {
+            let m = r.memory_bytes as f64 / b.memory_bytes.max(1) as f64;
+            let s = r.store_mib_s / b.store_mib_s;
+            let h = f.load_hot_mib_s / b.load_mib_s;
+            let c = f.load_cold_mib_s / b.load_mib_s;
+            let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+            println!(
+                "  against zram lzo-rle: memory {m:.2}x ({} <= {GOAL_MEMORY:.2}x), store {s:.2}x \
+                 ({} >= 1x), hot loads {h:.2}x ({} >= 1x), recompressed loads {c:.2}x: {}",
+                mark(m <= GOAL_MEMORY),
+                mark(s >= 1.0),
+                mark(h >= 1.0),
+                if m <= GOAL_MEMORY && s >= 1.0 && h >= 1.0 {
+                    "goal met"
+                } else {
+                    "goal not met"
+                }
+            );
+        }
+    }
+}
+
+/// The row again with its cold loads as its load figure, for the plot: a second point.
+pub fn cold_point(r: &Row) -> Option<Row> {
+    let f = r.recompress.as_ref()?;
+    let mut c = r.clone();
+    c.name = format!("{} (recompressed loads)", r.name);
+    c.load_mib_s = f.load_cold_mib_s;
+    c.recompress = None;
+    Some(c)
+}
