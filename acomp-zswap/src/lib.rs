@@ -87,8 +87,8 @@ mod store;
 pub use device::{SwapDevice, SwapFile};
 pub use stats::Stats;
 pub use store::{
-    BuildError, Builder, EntryInfo, LoadError, LoadKind, StoreError, StoreKind, WRITEBACK_BATCH,
-    Zswap, same_filled,
+    BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
+    StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
 };
 
 /// Bytes in a page, stored or backing.

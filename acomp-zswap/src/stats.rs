@@ -52,6 +52,16 @@ pub struct Stats {
     pub device_discard_fail: u64,
     /// Objects compaction moved.
     pub compacted_objects: u64,
+    /// Folio frames held now ([`crate::Zswap::store_folio`]); their bytes are in
+    /// `stored_bytes`.
+    pub stored_folios: u64,
+    /// Pages those frames serve now (of `stored_pages`).
+    pub folio_pages: u64,
+    /// Pages that left a folio (invalidated, taken, stored again, written back) whose frame
+    /// stays for the folio's other pages: held, not stored.
+    pub held_folio_pages: u64,
+    /// Bytes of the frames that hold such pages.
+    pub held_folio_bytes: u64,
 }
 
 impl Stats {
@@ -86,6 +96,10 @@ pub(crate) struct Counters {
     pub device_corrupt: AtomicU64,
     pub device_discard_fail: AtomicU64,
     pub compacted_objects: AtomicU64,
+    pub stored_folios: AtomicU64,
+    pub folio_pages: AtomicU64,
+    pub held_folio_pages: AtomicU64,
+    pub held_folio_bytes: AtomicU64,
 }
 
 /// `counter += 1`.
