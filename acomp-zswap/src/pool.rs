@@ -588,7 +588,7 @@ impl Pool {
     }
 
     /// Hands `f` the first `len` bytes of a chain of objects, all full but the last, as one
-    /// scatter-gather list: an object larger than a page (a unit's frame, `units.rs`) kept
+    /// scatter-gather list: an object larger than a page (a folio's frame, `Zswap::store_folio`) kept
     /// in page-sized pieces, as zram's multi-page compression keeps its large objects. Each
     /// piece gives one fragment, or two where it straddles a boundary.
     ///

@@ -151,6 +151,12 @@ fn folios_stored_again_replace_page_by_page() {
         z.load(o, &mut out).unwrap();
         assert_eq!(check(o, &out), if o < 104 { 2 } else { 3 });
     }
+    // The first folio's pages, half of them now the second's: page by page, not one decode.
+    let mut eight = vec![zero(); 8];
+    z.load_folio(100, &mut eight).unwrap();
+    for (o, p) in (100..).zip(&eight) {
+        assert_eq!(check(o, p), if o < 104 { 2 } else { 3 });
+    }
     for o in 100..112 {
         z.invalidate(o);
     }
