@@ -69,7 +69,7 @@ pub struct Raw {
 }
 
 /// What went wrong with one page.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Failure {
     /// The store was refused.
     Store(u64, Reject),
