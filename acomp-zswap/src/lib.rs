@@ -79,6 +79,9 @@
 #![deny(missing_docs)]
 
 mod device;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod hooks;
 mod lru;
 pub mod pool;
 mod stats;

@@ -620,6 +620,8 @@ impl Zswap {
     pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::run_after_lookup(offset);
             let state = entry.state.read();
             if matches!(*state, State::Dead) {
                 // Replaced or invalidated since the lookup: look again.
