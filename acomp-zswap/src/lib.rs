@@ -65,6 +65,14 @@
 //!   that finds nothing left to write back compacts by itself.
 //! - [`SwapFile`]: a file of page slots written with positional I/O, a batch of neighbouring
 //!   slots in one `pwritev`; `discard` punches a hole and frees the slot for reuse.
+//! - Folios ([`Zswap::store_folio`]): up to [`MAX_FOLIO_PAGES`] neighbouring pages kept as
+//!   one frame (zswap's large-folio store, zram's multi-page compression); each page is an
+//!   entry of its own offset, and every line above holds for it as for a page stored alone:
+//!   it loads (a range read where the algorithm has one: zstd), takes, invalidates, is
+//!   stored again and is written back by its offset, counted in the budget and the LRU. The
+//!   frame is freed when its last page leaves it; until then the pages that left are
+//!   counted ([`Stats::held_folio_pages`], [`Stats::held_folio_bytes`]). Compaction moves
+//!   a frame's objects when its first page is still its own.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.

@@ -137,6 +137,27 @@ impl Zswap {
     /// (invalidated, taken, stored again or written back). A folio of one page is a
     /// [`Zswap::store`].
     ///
+    /// ```
+    /// use acomp_zswap::{EntryInfo, FolioKind, LoadError, PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(acomp::Acomp::new("zstd")?).build()?;
+    /// let mut pages: Vec<Page> = vec![[0; PAGE_SIZE]; 16]; // a 64 KiB folio
+    /// for (k, p) in pages.iter_mut().enumerate() {
+    ///     p[..20].copy_from_slice(format!("page {k:>15}").as_bytes());
+    /// }
+    /// assert_eq!(zswap.store_folio(100, &pages)?, FolioKind::Frame);
+    /// assert!(matches!(zswap.entry(107), Some(EntryInfo::Folio(f)) if f.first == 100));
+    /// let mut page = [0; PAGE_SIZE];
+    /// zswap.load(107, &mut page)?; // a range read of page 7
+    /// assert_eq!(page, pages[7]);
+    /// zswap.invalidate(107); // the frame stays for the other 15
+    /// assert!(matches!(zswap.load(107, &mut page), Err(LoadError::NotFound)));
+    /// assert_eq!(zswap.stats().held_folio_pages, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`StoreError::BadFolio`] where `pages` is empty, longer than [`MAX_FOLIO_PAGES`], or
