@@ -72,7 +72,16 @@
 //!   second transform. Every line above holds through it: each entry is decoded by the
 //!   transform that wrote it; the page is recompressed outside any lock and swapped in only
 //!   if the entry is unchanged and still idle. A frame not at least one size class smaller
-//!   is thrown away, and the entry is not tried again until stored again.
+//!   is thrown away, and the entry is not tried again until stored again. Folio pages are
+//!   not recompressed: their frame serves the folio's other pages.
+//! - Folios ([`Zswap::store_folio`]): up to [`MAX_FOLIO_PAGES`] neighbouring pages kept as
+//!   one frame (zswap's large-folio store, zram's multi-page compression); each page is an
+//!   entry of its own offset, and every line above holds for it as for a page stored alone:
+//!   it loads (a range read where the algorithm has one: zstd), takes, invalidates, is
+//!   stored again and is written back by its offset, counted in the budget and the LRU. The
+//!   frame is freed when its last page leaves it; until then the pages that left are
+//!   counted ([`Stats::held_folio_pages`], [`Stats::held_folio_bytes`]). Compaction moves
+//!   a frame's objects when its first page is still its own.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
@@ -88,6 +97,9 @@
 #![deny(missing_docs)]
 
 mod device;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod hooks;
 mod lru;
 pub mod pool;
 mod recompress;
@@ -98,8 +110,8 @@ pub use device::{SwapDevice, SwapFile};
 pub use recompress::Recompressing;
 pub use stats::Stats;
 pub use store::{
-    BuildError, Builder, EntryInfo, LoadError, LoadKind, StoreError, StoreKind, WRITEBACK_BATCH,
-    Zswap, same_filled,
+    BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
+    StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
 };
 
 /// Bytes in a page, stored or backing.

@@ -65,6 +65,16 @@ pub struct Stats {
     /// CPU time recompression spent (the thread's CPU clock around decompressing and
     /// recompressing each page), in nanoseconds.
     pub recompress_cpu_ns: u64,
+    /// Folio frames held now ([`crate::Zswap::store_folio`]); their bytes are in
+    /// `stored_bytes`.
+    pub stored_folios: u64,
+    /// Pages those frames serve now (of `stored_pages`).
+    pub folio_pages: u64,
+    /// Pages that left a folio (invalidated, taken, stored again, written back) whose frame
+    /// stays for the folio's other pages: held, not stored.
+    pub held_folio_pages: u64,
+    /// Bytes of the frames that hold such pages.
+    pub held_folio_bytes: u64,
 }
 
 impl Stats {
@@ -103,6 +113,10 @@ pub(crate) struct Counters {
     pub recompress_saved_bytes: AtomicU64,
     pub recompress_skipped_pages: AtomicU64,
     pub recompress_cpu_ns: AtomicU64,
+    pub stored_folios: AtomicU64,
+    pub folio_pages: AtomicU64,
+    pub held_folio_pages: AtomicU64,
+    pub held_folio_bytes: AtomicU64,
 }
 
 /// `counter += 1`.

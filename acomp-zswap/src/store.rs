@@ -28,6 +28,10 @@ use crate::recompress::{FrameTag, IdleMark, Recompressor};
 use crate::stats::{Counters, Stats, dec, inc};
 use crate::{PAGE_SIZE, Page};
 
+mod folio;
+use folio::Folio;
+pub use folio::{FolioInfo, FolioKind, MAX_FOLIO_PAGES};
+
 /// Independent locks on the entries, so that threads on different offsets seldom meet.
 const SHARDS: usize = 64;
 
@@ -58,6 +62,8 @@ pub(crate) enum State {
     Filled(u8),
     /// Written back: on the device under `key`, with this checksum of key and page.
     Device { key: u64, checksum: u32 },
+    /// Page `index` of a folio's frame, shared with the folio's other pages.
+    Folio { folio: Arc<Folio>, index: usize },
     /// Invalidated or replaced: a load that finds it looks the offset up again.
     Dead,
 }
@@ -98,6 +104,9 @@ pub enum LoadKind {
     Filled,
     /// Read from the device and checked.
     Device,
+    /// Decoded from a folio's frame ([`Zswap::store_folio`]): a range read where the
+    /// algorithm has one.
+    Folio,
 }
 
 /// What an offset holds, from [`Zswap::entry`].
@@ -114,6 +123,8 @@ pub enum EntryInfo {
     SameFilled(u8),
     /// Written back to the device.
     Device,
+    /// A page of a folio's frame ([`Zswap::store_folio`]).
+    Folio(FolioInfo),
 }
 
 /// Why a store was refused: the page stays with the caller (who sends it to swap as the
@@ -127,12 +138,24 @@ pub enum StoreError {
     PoolFull,
     /// The pool is at its budget and writing back to the device failed with this error.
     Writeback(io::Error),
+    /// [`Zswap::store_folio`] was given no pages, more than [`MAX_FOLIO_PAGES`], or pages
+    /// that run past `u64::MAX`: nothing was stored or invalidated.
+    BadFolio {
+        /// The first offset given.
+        offset: u64,
+        /// The pages given.
+        pages: usize,
+    },
 }
 
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreError::PoolFull => write!(f, "page refused: the pool is at its budget"),
+            StoreError::BadFolio { offset, pages } => write!(
+                f,
+                "folio of {pages} pages at offset {offset} refused: 1 to {MAX_FOLIO_PAGES} pages, ending at u64::MAX at most"
+            ),
             StoreError::Writeback(e) => {
                 write!(
                     f,
@@ -147,7 +170,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Writeback(e) => Some(e),
-            StoreError::PoolFull => None,
+            StoreError::PoolFull | StoreError::BadFolio { .. } => None,
         }
     }
 }
@@ -173,8 +196,14 @@ pub enum LoadError {
     },
     /// acomp refused the frame in the pool (counted in `decompress_fail`).
     Decompress(acomp::Error),
-    /// The frame in the pool decompressed to this many bytes, not a page.
+    /// The frame in the pool decompressed to this many bytes, not a page (or not the
+    /// folio's pages).
     WrongLength(usize),
+    /// [`Zswap::read_folio`]'s buffer has fewer pages than the folio's `needed`.
+    ShortBuffer {
+        /// The folio's pages.
+        needed: usize,
+    },
 }
 
 impl std::fmt::Display for LoadError {
@@ -191,7 +220,10 @@ impl std::fmt::Display for LoadError {
                 "the page under device key {key} is corrupt: checksum {found:08x}, expected {expected:08x}"
             ),
             LoadError::Decompress(e) => write!(f, "decompression failed: {e}"),
-            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not {PAGE_SIZE}"),
+            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not what was stored"),
+            LoadError::ShortBuffer { needed } => {
+                write!(f, "the buffer is shorter than the folio's {needed} pages")
+            }
         }
     }
 }
@@ -434,6 +466,14 @@ impl Zswap {
                 }
             },
         };
+        self.install(offset, state);
+        Ok(kind)
+    }
+
+    /// Counts `state`, puts it in the LRU where it holds pool memory, and makes it the
+    /// entry at `offset`, freeing the entry it replaces.
+    fn install(&self, offset: u64, state: State) {
+        let c = &self.counters;
         inc(&c.stored_pages);
         match &state {
             State::Filled(_) => inc(&c.same_filled_pages),
@@ -445,7 +485,7 @@ impl Zswap {
             }
             _ => {}
         }
-        let in_pool = matches!(state, State::Pool { .. });
+        let in_pool = matches!(state, State::Pool { .. } | State::Folio { .. });
         let entry = Arc::new(Entry {
             state: RwLock::new(state),
             referenced: AtomicBool::new(false),
@@ -459,7 +499,6 @@ impl Zswap {
         if let Some(old) = old {
             self.release(&mut old.state.write(), &old);
         }
-        Ok(kind)
     }
 
     /// `zswap_compress`: one request, one fragment each side, a destination of one page;
@@ -594,6 +633,8 @@ impl Zswap {
     pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::run_after_lookup(offset);
             let state = entry.state.read();
             if matches!(*state, State::Dead) {
                 // Replaced or invalidated since the lookup: look again.
@@ -673,6 +714,7 @@ impl Zswap {
                 }
                 .inspect_err(|_| inc(&c.decompress_fail))
             }
+            State::Folio { folio, index } => self.read_folio_page(folio, *index, page),
             State::Device {
                 key,
                 checksum: expected,
@@ -729,6 +771,11 @@ impl Zswap {
                     dec(&c.stored_incompressible_pages);
                 }
                 c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+            }
+            State::Folio { folio, .. } => {
+                self.lru.remove(entry);
+                dec(&c.stored_pages);
+                self.leave_folio(&folio);
             }
             State::Device { key, .. } => {
                 dec(&c.device_pages);
@@ -796,7 +843,7 @@ impl Zswap {
                 self.lru.push(v);
                 continue;
             };
-            if !matches!(*state, State::Pool { .. }) {
+            if !matches!(*state, State::Pool { .. } | State::Folio { .. }) {
                 continue;
             }
             let mut page = Box::new([0u8; PAGE_SIZE]);
@@ -827,21 +874,24 @@ impl Zswap {
         let written = locked.len();
         for (_, mut state, key, sum) in locked {
             let old = std::mem::replace(&mut *state, State::Device { key, checksum: sum });
-            let State::Pool {
-                handle,
-                length,
-                raw,
-                ..
-            } = old
-            else {
-                unreachable!("checked above, under the same lock")
-            };
-            self.pool.free(handle);
             dec(&c.stored_pages);
-            if raw {
-                dec(&c.stored_incompressible_pages);
+            match old {
+                State::Pool {
+                    handle,
+                    length,
+                    raw,
+                    ..
+                } => {
+                    self.pool.free(handle);
+                    if raw {
+                        dec(&c.stored_incompressible_pages);
+                    }
+                    c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+                }
+                // The frame is freed once its last page leaves it.
+                State::Folio { folio, .. } => self.leave_folio(&folio),
+                _ => unreachable!("checked above, under the same lock"),
             }
-            c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
             inc(&c.device_pages);
             inc(&c.written_back_pages);
         }
@@ -859,11 +909,14 @@ impl Zswap {
                 continue;
             };
             let mut state = entry.state.write();
-            if let State::Pool { handle, length, .. } = &mut *state {
-                if handle.place() == place && self.pool.migrate(handle, *length as usize) {
-                    moved += 1;
+            let done = match &mut *state {
+                State::Pool { handle, length, .. } => {
+                    handle.place() == place && self.pool.migrate(handle, *length as usize)
                 }
-            }
+                State::Folio { folio, .. } => self.migrate_folio(folio, place),
+                _ => false,
+            };
+            moved += usize::from(done);
         }
         self.counters
             .compacted_objects
@@ -881,6 +934,7 @@ impl Zswap {
             },
             State::Filled(fill) => EntryInfo::SameFilled(*fill),
             State::Device { .. } => EntryInfo::Device,
+            State::Folio { folio, .. } => EntryInfo::Folio(folio.info()),
             State::Dead => return None,
         };
         Some(info)
@@ -941,6 +995,10 @@ impl Zswap {
             recompress_saved_bytes: get(&c.recompress_saved_bytes),
             recompress_skipped_pages: get(&c.recompress_skipped_pages),
             recompress_cpu_ns: get(&c.recompress_cpu_ns),
+            stored_folios: get(&c.stored_folios),
+            folio_pages: get(&c.folio_pages),
+            held_folio_pages: get(&c.held_folio_pages),
+            held_folio_bytes: get(&c.held_folio_bytes),
         }
     }
 

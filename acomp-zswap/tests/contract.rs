@@ -502,6 +502,50 @@ fn loads_racing_stores_of_one_offset_never_miss() {
     });
 }
 
+/// Line 4, the race above made to happen every time: a load that looked the offset up just
+/// before a store replaced the entry finds the old entry dead and must look again, finding
+/// the new one (the store completed before the load locked anything). A test hook holds
+/// the load between its lookup and the entry's lock while the store runs.
+#[test]
+fn a_load_that_finds_its_entry_replaced_looks_again() {
+    use std::sync::mpsc::sync_channel;
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(1 << 20)
+        .build()
+        .unwrap();
+    // An offset no other test of this binary loads: the hook is process-wide.
+    let off = 0x5eed_0000_0000_0007;
+    z.store(off, &page(off, 1)).unwrap();
+    let (looked_up_tx, looked_up) = sync_channel::<()>(0);
+    let (go, go_rx) = sync_channel::<()>(0);
+    let first_load = Mutex::new(Some((looked_up_tx, go_rx)));
+    let hook = move |o: u64| {
+        if o == off {
+            // The first load only: it says it has looked up, and waits for the store.
+            if let Some((looked_up_tx, go_rx)) = first_load.lock().take() {
+                looked_up_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+            }
+        }
+    };
+    acomp_zswap::hooks::after_lookup(Some(Arc::new(hook)));
+    std::thread::scope(|s| {
+        let z = &z;
+        let loader = s.spawn(move || {
+            let mut out = zero();
+            z.load(off, &mut out).map(|()| check(off, &out))
+        });
+        looked_up
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the load reaches the hook (the test-hooks feature is on)");
+        z.store(off, &page(off, 2)).unwrap();
+        go.send(()).unwrap();
+        let got = loader.join().unwrap();
+        acomp_zswap::hooks::after_lookup(None);
+        assert_eq!(got.ok(), Some(2), "the load did not look again");
+    });
+}
+
 /// Line 5: a device that fails every k-th write batch and every k-th read loses nothing.
 #[test]
 fn device_faults_lose_nothing() {

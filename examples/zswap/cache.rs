@@ -2,20 +2,20 @@
 //! fault-around swap-in would decode a folio into): a unit decoded for one page's fault
 //! serves the faults on its other pages without decoding again.
 //!
-//! It is keyed by the unit's generation (`units.rs`): every store of a unit takes a new
-//! generation from one global counter, so a cached copy of an older store can never match.
-//! A page invalidated or stored again on its own is no longer served by its unit's frame;
-//! the store checks that under its lock before asking the cache (`Units::load_page_cached`),
-//! so the cache never needs to hear of writes: what it holds is the content of one frame,
-//! which does not change while that generation lives.
+//! It is keyed by the tier's folio id (`acomp_zswap::FolioInfo::id`): every folio stored
+//! takes a new id, so a cached copy of an older store can never match. A page invalidated or
+//! stored again on its own is no longer served by its folio; `units::load_page_cached` asks
+//! the tier which folio serves the page (`Zswap::folio`) before asking the cache, so the
+//! cache never needs to hear of writes: what it holds is the content of one frame, which
+//! does not change while that folio lives.
 
-/// Which decoded unit an entry holds: a unit index and the generation of its store.
+/// Which decoded unit an entry holds: the tier's folio (`acomp_zswap::FolioInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
-    /// The unit's index in its store.
-    pub unit: usize,
-    /// The generation of the store that wrote the frame (unique over all stores).
-    pub generation: u64,
+    /// The offset of the folio's first page.
+    pub first: u64,
+    /// The folio's id (unique over all folios stored).
+    pub id: u64,
 }
 
 #[derive(Debug)]

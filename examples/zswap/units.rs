@@ -1,36 +1,30 @@
 //! Larger compression units (`--unit`): a unit of contiguous pages (a large folio) stored as
-//! one object, as zswap keeps a large folio's entry and zram's multi-page compression its
-//! objects.
+//! one folio in the tier (`acomp_zswap::Zswap::store_folio`), as zswap keeps a large folio's
+//! entry and zram's multi-page compression its objects. The store, its entries and its
+//! counters are the tier's; this module measures it.
 //!
 //! - Store: a unit whose pages are all same-filled is kept as their fill values (no memory).
 //!   Any other is compressed as one frame (zstd, blocks of at most `--unit-block` bytes,
-//!   `ZstdParams::block_size_max`) or one raw block (lz4), its same-filled pages included
-//!   (zstd writes each as a block of a few bytes). Where the frame is not smaller than the unit, each page is
-//!   kept on its own instead, as today's zswap keeps it: its fill value, or the page as it
-//!   is in a page-sized object. A frame larger than a page is kept in page-sized pool
-//!   objects (the pool's largest class, a backing page each) and a tail in the class that
-//!   fits: zsmalloc's classes end at a page.
-//! - Load of one page (a page fault): a range read of one segment at the page's offset,
-//!   which decodes the unit's blocks up to that page and stops (lz4, without range reads:
-//!   the unit decoded into a scratch buffer, the page copied out). A unit of one page is
-//!   decompressed whole, as today's zswap does. Through a loading thread's
-//!   [`UnitCache`] (fault-around), the unit is decoded whole once and its pages copied out.
-//! - Load of a unit (a folio swap-in): one decompression of the frame into the unit, straight
-//!   out of the pool where the frame is one object, else gathered into one buffer first.
-//! - A page written after its unit was stored ([`Units::store_page`]) is kept on its own, as
-//!   zswap stores a split folio's page: the frame no longer serves it.
+//!   `ZstdParams::block_size_max`) or one raw block (lz4), its same-filled pages included.
+//!   Where the frame is not smaller than the unit, each page is kept on its own instead, as
+//!   today's zswap keeps it: its fill value, or the page as it is. A unit of one page is a
+//!   page stored alone.
+//! - Load of one page (a page fault): a range read of the page out of the frame (zstd; lz4,
+//!   without range reads, decodes the unit into a scratch buffer and copies the page out).
+//!   Through a loading thread's [`UnitCache`] (fault-around, [`load_page_cached`]), the unit
+//!   is decoded whole once and its pages copied out.
+//! - Load of a unit (a folio swap-in): one decompression of the frame into the unit.
+//! - A page written after its unit was stored is stored again alone, as zswap stores a split
+//!   folio's page: the frame no longer serves it.
 //! - Invalidate of a page: a page kept on its own is freed at once; a frame stays until every
-//!   page of its unit is invalidated, as zswap keeps a large folio's entry. Those pages,
-//!   invalidated but still held, are counted with the frames' bytes that hold them.
+//!   page of its unit has left it. Those pages, left but still held, are counted with the
+//!   frames' bytes that hold them (`held_folio_pages`, `held_folio_bytes`).
 
-use std::io::IoSliceMut;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use acomp::{Acomp, Lz4Params, Segment, ZstdParams};
+use acomp::{Acomp, Lz4Params, ZstdParams};
+use acomp_zswap::{LoadError, Stats, Zswap};
 use hdrhistogram::Histogram;
-use parking_lot::Mutex;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -38,11 +32,11 @@ use rand::seq::SliceRandom;
 use crate::cache::{Key, UnitCache};
 use crate::compare::Row;
 use crate::input::Input;
-use crate::pool::{AllocError, Handle, PAGE_SIZE, Pool};
-use crate::zswap::{LoadError, Page, same_filled};
+use crate::pool::PAGE_SIZE;
+use crate::zswap::Page;
 
-/// Most pages in a unit: 256 KiB (a unit's live pages are the bits of a `u64`).
-pub const MAX_UNIT_PAGES: usize = 64;
+/// Most pages in a unit: 256 KiB, the tier's largest folio.
+pub const MAX_UNIT_PAGES: usize = acomp_zswap::MAX_FOLIO_PAGES;
 
 /// The largest block of a unit's frame, `1K` to `128K`, in bytes.
 ///
@@ -84,696 +78,64 @@ pub fn parse_unit(s: &str) -> Result<usize, String> {
     Ok(pages)
 }
 
-/// How a page kept on its own is held: outside any frame, or stored again on its own after
-/// its unit (`Units::store_page`).
-#[derive(Debug, Clone)]
-enum Kept {
-    Filled(u8),
-    Raw(Obj),
-    /// A page compressed on its own: the object and the frame's bytes.
-    Compressed(Obj, usize),
+/// A tier for units on `tfm`, without a budget (the units table measures memory, not
+/// writeback).
+///
+/// # Panics
+///
+/// Never: the budget is a page or more and the threshold the default.
+pub fn tier(tfm: Acomp) -> Zswap {
+    Zswap::builder(tfm)
+        .max_pool_bytes(u64::MAX)
+        .build()
+        .expect("a budget of a page or more")
 }
 
-/// A pool object shared with the loads that read it (a pool [`Handle`] is not `Clone`):
-/// freed by the last holder through [`free_shared`].
-type Obj = Arc<Handle>;
-
-#[derive(Debug)]
-enum Body {
-    /// The unit's frame in page-sized pieces, and its bytes.
-    Frame {
-        chunks: Arc<Vec<Handle>>,
-        length: usize,
-    },
-    /// Page by page; `None` once invalidated (freed at once).
-    Pages(Vec<Option<Kept>>),
+/// Loads the page at `offset` through `cache` (the loading thread's): a page a folio's
+/// frame serves is copied out of the decoded folio, which is decoded whole into the cache
+/// where it is not there (a fault-around swap-in: the folio's other pages follow). Pages
+/// stored alone load as they are. The cache is keyed by the folio's id, which no other
+/// folio ever has: a page that left its folio is no longer served by that id.
+///
+/// # Errors
+///
+/// As [`Zswap::load`].
+pub fn load_page_cached(
+    tier: &Zswap,
+    offset: u64,
+    out: &mut Page,
+    cache: &mut UnitCache,
+) -> Result<(), LoadError> {
+    let Some(folio) = tier.folio(offset) else {
+        return tier.load(offset, out);
+    };
+    let key = Key {
+        first: folio.first,
+        id: folio.id,
+    };
+    let at = (offset - folio.first) as usize * PAGE_SIZE..;
+    if let Some(data) = cache.get(key) {
+        out.copy_from_slice(&data[at][..PAGE_SIZE]);
+        return Ok(());
+    }
+    let mut got = None;
+    let data = cache.fill(key, |buf| {
+        let (pages, _) = buf.as_chunks_mut::<PAGE_SIZE>();
+        got = Some(tier.read_folio(offset, pages)?);
+        Ok::<_, LoadError>(())
+    })?;
+    if got != Some(folio) {
+        // Stored again between the two calls: what serves the page now.
+        return tier.load(offset, out);
+    }
+    out.copy_from_slice(&data[at][..PAGE_SIZE]);
+    Ok(())
 }
 
-#[derive(Debug)]
-struct Slot {
-    body: Body,
-    /// Pages in the unit: fewer than a unit's at the end of the input.
-    pages: usize,
-    /// Bit `k`: page `k` is served by `body` (stored, not invalidated nor stored again).
-    live: u64,
-    /// The store that wrote `body`, unique over all stores: the key of a decoded copy in a
-    /// [`UnitCache`].
-    generation: u64,
-    /// Pages of a frame unit stored again on their own (empty until one is).
-    own: Vec<Option<Kept>>,
-}
-
-/// Generations of unit stores, over every [`Units`]: a cached copy of one never matches
-/// another.
-static GENERATION: AtomicU64 = AtomicU64::new(1);
-
-fn next_generation() -> u64 {
-    GENERATION.fetch_add(1, Relaxed)
-}
-
-fn bit(k: usize) -> u64 {
-    1 << k
-}
-
-/// How a unit was kept, for [`Units::store`]'s caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnitKind {
-    /// One frame.
-    Frame,
-    /// Page by page: the frame was not smaller than the unit.
-    Pages,
-    /// Every page same-filled: fill values only.
-    SameFilled,
-}
-
-/// A snapshot of the store's counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UnitCounters {
-    /// Units with at least one page stored, or held.
-    pub units: u64,
-    /// Of those, kept as one frame.
-    pub frame_units: u64,
-    /// Pages stored (not invalidated).
-    pub stored_pages: u64,
-    /// Of those, kept as their fill value outside any frame.
-    pub same_filled_pages: u64,
-    /// Of those, kept as they are.
-    pub raw_pages: u64,
-    /// Bytes of the objects: frames, and pages kept as they are.
-    pub stored_bytes: u64,
-    /// Pages invalidated whose unit's frame is still held for its other pages.
-    pub held_pages: u64,
-    /// Bytes of the frames of units with such pages.
-    pub held_frame_bytes: u64,
-    /// Backing pages of the pool: memory.
-    pub pool_pages: usize,
-}
-
-impl UnitCounters {
-    /// The pool's bytes: memory holding the units.
-    pub fn memory_bytes(&self) -> u64 {
-        (self.pool_pages * PAGE_SIZE) as u64
-    }
-}
-
-/// A store of units of `unit_pages` pages, by unit index; page `i` is page `i % unit_pages`
-/// of unit `i / unit_pages`. `Send + Sync`.
-#[derive(Debug)]
-pub struct Units {
-    tfm: Acomp,
-    /// Whether the algorithm reads a byte range (zstd); else a single page's load decodes
-    /// its unit into `scratch` and copies the page out (lz4's raw blocks).
-    range_reads: bool,
-    pool: Pool,
-    unit_pages: usize,
-    slots: Mutex<Vec<Option<Slot>>>,
-    /// The destination of compression: a unit's bytes.
-    dst: Mutex<Vec<u8>>,
-    /// Where a unit load gathers a frame kept in pieces, so that it decompresses from one
-    /// fragment (the one-shot path), as zsmalloc copies an object that straddles pages into
-    /// a per-CPU buffer to map it.
-    gather: Mutex<Vec<u8>>,
-    /// A unit decoded for one page, without range reads.
-    scratch: Mutex<Vec<u8>>,
-}
-
-/// A page's place: its unit, and its index in the unit.
-fn place(page: usize, unit_pages: usize) -> (usize, usize) {
-    (page / unit_pages, page % unit_pages)
-}
-
-fn copy_frags(frags: &[std::io::IoSlice<'_>], out: &mut [u8]) {
-    let mut at = 0;
-    for f in frags {
-        out[at..at + f.len()].copy_from_slice(f);
-        at += f.len();
-    }
-}
-
-/// Frees a shared object once its last holder lets go: a load that still holds it (a
-/// caller that invalidates while loading, against the contract) keeps it, and its object
-/// is then not returned to the pool.
-fn free_shared(pool: &Pool, h: Obj) {
-    if let Some(h) = Arc::into_inner(h) {
-        pool.free(h);
-    }
-}
-
-/// What a page's load reads, taken under the slots' lock.
-enum What {
-    Frame {
-        chunks: Arc<Vec<Handle>>,
-        length: usize,
-        pages: usize,
-        generation: u64,
-    },
-    Kept(Kept),
-}
-
-impl Units {
-    /// A store of units of `unit_pages` pages on any transform: zstd's single-page loads
-    /// are range reads; any other algorithm's decode the unit and copy the page.
-    ///
-    /// # Panics
-    ///
-    /// If `unit_pages` is 0 or more than [`MAX_UNIT_PAGES`].
-    pub fn with_transform(tfm: Acomp, unit_pages: usize) -> Self {
-        assert!((1..=MAX_UNIT_PAGES).contains(&unit_pages));
-        let bytes = unit_pages * PAGE_SIZE;
-        Units {
-            range_reads: tfm.name() == "zstd",
-            tfm,
-            pool: Pool::new(None),
-            unit_pages,
-            slots: Mutex::default(),
-            dst: Mutex::new(vec![0; bytes]),
-            gather: Mutex::new(vec![0; bytes]),
-            scratch: Mutex::new(vec![0; bytes]),
-        }
-    }
-
-    /// Stores `pages` (whole pages, at most a unit's) as unit `unit`, replacing any there
-    /// (and any of its pages stored on their own).
-    ///
-    /// # Errors
-    ///
-    /// Where the pool cannot allocate; nothing is stored then, and an old unit is freed.
-    ///
-    /// # Panics
-    ///
-    /// If `pages` is empty, not whole pages, or more than a unit.
-    pub fn store(&self, unit: usize, pages: &[u8]) -> Result<UnitKind, AllocError> {
-        let n = pages.len() / PAGE_SIZE;
-        assert!(pages.len().is_multiple_of(PAGE_SIZE) && (1..=self.unit_pages).contains(&n));
-        let page = |k: usize| -> &Page { pages[k * PAGE_SIZE..][..PAGE_SIZE].try_into().unwrap() };
-        let old = self.take(unit);
-        if let Some(old) = old {
-            self.free(old);
-        }
-        let (body, kind) = if (0..n).all(|k| same_filled(page(k)).is_some()) {
-            let fills = (0..n).map(|k| Some(Kept::Filled(page(k)[0]))).collect();
-            (Body::Pages(fills), UnitKind::SameFilled)
-        } else {
-            let mut dst = self.dst.lock();
-            match self.tfm.compress_to_buffer(pages, &mut dst[..pages.len()]) {
-                Ok(length) if length < pages.len() => {
-                    let chunks = self.alloc_frame(&dst[..length])?;
-                    (Body::Frame { chunks, length }, UnitKind::Frame)
-                }
-                // ENOSPC, a unit or more, or another failure: page by page, as today.
-                _ => {
-                    drop(dst);
-                    let mut kept = Vec::with_capacity(n);
-                    for k in 0..n {
-                        let p = page(k);
-                        let one = match same_filled(p) {
-                            Some(fill) => Kept::Filled(fill),
-                            None => match self.pool.alloc(PAGE_SIZE, 0) {
-                                Ok(h) => {
-                                    self.pool.write(&h, p);
-                                    Kept::Raw(Arc::new(h))
-                                }
-                                Err(e) => {
-                                    self.free(Slot {
-                                        body: Body::Pages(kept),
-                                        pages: n,
-                                        live: 0,
-                                        generation: 0,
-                                        own: Vec::new(),
-                                    });
-                                    return Err(e);
-                                }
-                            },
-                        };
-                        kept.push(Some(one));
-                    }
-                    (Body::Pages(kept), UnitKind::Pages)
-                }
-            }
-        };
-        let generation = next_generation();
-        let mut slots = self.slots.lock();
-        if slots.len() <= unit {
-            slots.resize_with(unit + 1, || None);
-        }
-        let live = if n == 64 { u64::MAX } else { (1 << n) - 1 };
-        let replaced = slots[unit].replace(Slot {
-            body,
-            pages: n,
-            live,
-            generation,
-            own: Vec::new(),
-        });
-        drop(slots);
-        // Another thread stored the same unit meanwhile (callers serialise a unit's
-        // stores, as swap does a folio's): the later one stays.
-        if let Some(old) = replaced {
-            self.free(old);
-        }
-        Ok(kind)
-    }
-
-    /// Stores page `page` again on its own (a page of a folio written after the folio was
-    /// stored: zswap then stores the split page as its own entry): the unit's frame no
-    /// longer serves it, and is freed once it serves no page. A page of no stored unit
-    /// starts a unit of pages kept on their own.
-    ///
-    /// # Errors
-    ///
-    /// Where the pool cannot allocate; the page is then not stored (its old content is
-    /// gone, as when zswap's store fails).
-    pub fn store_page(&self, page: usize, data: &Page) -> Result<(), AllocError> {
-        let (unit, k) = place(page, self.unit_pages);
-        let one = self.keep_page(data);
-        let mut slots = self.slots.lock();
-        if slots.len() <= unit {
-            slots.resize_with(unit + 1, || None);
-        }
-        let slot = slots[unit].get_or_insert_with(|| Slot {
-            body: Body::Pages((0..self.unit_pages).map(|_| None).collect()),
-            pages: self.unit_pages,
-            live: 0,
-            generation: next_generation(),
-            own: Vec::new(),
-        });
-        let mut freed = Vec::new();
-        let one = match one {
-            Ok(one) => Some(one),
-            Err(e) => {
-                freed.extend(Self::drop_page(slot, k));
-                let gone = Self::settle(&mut slots[unit]);
-                drop(slots);
-                self.free_all(freed, gone);
-                return Err(e);
-            }
-        };
-        if k >= slot.pages {
-            // A short last unit grows to hold the page.
-            slot.pages = k + 1;
-            if let Body::Pages(kept) = &mut slot.body {
-                kept.resize_with(slot.pages, || None);
-            }
-        }
-        freed.extend(Self::drop_page(slot, k));
-        match &mut slot.body {
-            Body::Pages(kept) => {
-                kept[k] = one;
-                slot.live |= bit(k);
-            }
-            Body::Frame { .. } => {
-                if slot.own.len() < slot.pages {
-                    slot.own.resize_with(slot.pages, || None);
-                }
-                slot.own[k] = one;
-            }
-        }
-        let gone = Self::settle(&mut slots[unit]);
-        drop(slots);
-        self.free_all(freed, gone);
-        Ok(())
-    }
-
-    /// A page on its own: its fill value, its frame where it compresses, else as it is.
-    fn keep_page(&self, data: &Page) -> Result<Kept, AllocError> {
-        if let Some(fill) = same_filled(data) {
-            return Ok(Kept::Filled(fill));
-        }
-        let mut dst = self.dst.lock();
-        if let Ok(n) = self.tfm.compress_to_buffer(data, &mut dst[..PAGE_SIZE])
-            && n < PAGE_SIZE
-        {
-            let h = self.pool.alloc(n, 0)?;
-            self.pool.write(&h, &dst[..n]);
-            return Ok(Kept::Compressed(Arc::new(h), n));
-        }
-        drop(dst);
-        let h = self.pool.alloc(PAGE_SIZE, 0)?;
-        self.pool.write(&h, data);
-        Ok(Kept::Raw(Arc::new(h)))
-    }
-
-    /// Takes page `k` out of the slot (the frame stops serving it, or its object is taken
-    /// to free); returns any object to free.
-    fn drop_page(slot: &mut Slot, k: usize) -> Option<Kept> {
-        let served = slot.live & bit(k) != 0;
-        slot.live &= !bit(k);
-        match &mut slot.body {
-            Body::Pages(kept) => kept.get_mut(k).and_then(Option::take),
-            Body::Frame { .. } if served => None,
-            Body::Frame { .. } => slot.own.get_mut(k).and_then(Option::take),
-        }
-    }
-
-    /// A frame that serves no page goes (its pages stored on their own stay, as a unit of
-    /// pages); a slot with nothing left goes. Returns what to free.
-    fn settle(slot: &mut Option<Slot>) -> Option<Body> {
-        let s = slot.as_mut()?;
-        if s.live != 0 {
-            return None;
-        }
-        if matches!(s.body, Body::Frame { .. }) {
-            let own: Vec<Option<Kept>> = std::mem::take(&mut s.own);
-            let mut kept: Vec<Option<Kept>> = (0..s.pages).map(|_| None).collect();
-            for (k, one) in own.into_iter().enumerate() {
-                if one.is_some() {
-                    s.live |= bit(k);
-                }
-                kept[k] = one;
-            }
-            let frame = std::mem::replace(&mut s.body, Body::Pages(kept));
-            s.generation = next_generation();
-            if s.live == 0 {
-                *slot = None;
-            }
-            return Some(frame);
-        }
-        *slot = None;
-        None
-    }
-
-    fn free_all(&self, kept: Vec<Kept>, body: Option<Body>) {
-        kept.into_iter().for_each(|k| self.free_kept(k));
-        if let Some(body) = body {
-            self.free_body(body);
-        }
-    }
-
-    fn free_kept(&self, k: Kept) {
-        match k {
-            Kept::Filled(_) => {}
-            Kept::Raw(h) | Kept::Compressed(h, _) => free_shared(&self.pool, h),
-        }
-    }
-
-    /// The frame in page-sized objects.
-    fn alloc_frame(&self, frame: &[u8]) -> Result<Arc<Vec<Handle>>, AllocError> {
-        let mut chunks = Vec::with_capacity(frame.len().div_ceil(PAGE_SIZE));
-        for piece in frame.chunks(PAGE_SIZE) {
-            match self.pool.alloc(piece.len(), 0) {
-                Ok(h) => {
-                    self.pool.write(&h, piece);
-                    chunks.push(h);
-                }
-                Err(e) => {
-                    chunks.into_iter().for_each(|h| self.pool.free(h));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(chunks.into())
-    }
-
-    fn take(&self, unit: usize) -> Option<Slot> {
-        self.slots.lock().get_mut(unit).and_then(Option::take)
-    }
-
-    fn free(&self, slot: Slot) {
-        slot.own
-            .into_iter()
-            .flatten()
-            .for_each(|k| self.free_kept(k));
-        self.free_body(slot.body);
-    }
-
-    fn free_body(&self, body: Body) {
-        match body {
-            // Handles are shared with a load only if the caller breaks the contract (no
-            // invalidation while loading): freeing by a clone is then what zswap's would do.
-            Body::Frame { chunks, .. } => {
-                Arc::into_inner(chunks)
-                    .into_iter()
-                    .flatten()
-                    .for_each(|h| self.pool.free(h));
-            }
-            Body::Pages(kept) => kept.into_iter().flatten().for_each(|k| self.free_kept(k)),
-        }
-    }
-
-    /// What serves page `k` of `unit`, under the lock.
-    fn what(&self, unit: usize, k: usize) -> Result<What, LoadError> {
-        let slots = self.slots.lock();
-        let slot = slots
-            .get(unit)
-            .and_then(Option::as_ref)
-            .filter(|s| k < s.pages)
-            .ok_or(LoadError::NotFound)?;
-        let served = slot.live & bit(k) != 0;
-        match &slot.body {
-            Body::Frame { chunks, length } if served => Ok(What::Frame {
-                chunks: Arc::clone(chunks),
-                length: *length,
-                pages: slot.pages,
-                generation: slot.generation,
-            }),
-            Body::Frame { .. } => slot
-                .own
-                .get(k)
-                .cloned()
-                .flatten()
-                .map(What::Kept)
-                .ok_or(LoadError::NotFound),
-            Body::Pages(kept) => kept[k].clone().map(What::Kept).ok_or(LoadError::NotFound),
-        }
-    }
-
-    fn load_kept(&self, kept: &Kept, out: &mut Page) -> Result<(), LoadError> {
-        match kept {
-            Kept::Filled(fill) => out.fill(*fill),
-            Kept::Raw(h) => self
-                .pool
-                .read_sg(h, PAGE_SIZE, |frags| copy_frags(frags, out)),
-            Kept::Compressed(h, n) => {
-                match self.pool.read_sg(h, *n, |src| {
-                    self.tfm.decompress(src, &mut [IoSliceMut::new(out)])
-                }) {
-                    Ok(PAGE_SIZE) => {}
-                    Ok(n) => return Err(LoadError::WrongLength(n)),
-                    Err(e) => return Err(LoadError::Decompress(e)),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Loads page `page` (page `page % unit_pages` of its unit) into `out`: a range read
-    /// out of the unit's frame (zstd; other algorithms decode the unit and copy the page),
-    /// or the page as it was kept. The caller must not invalidate the page while loading
-    /// it, as the kernel pins the swap entry.
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError::NotFound`] where the page is not stored; [`LoadError::Decompress`] or
-    /// [`LoadError::WrongLength`] where the frame does not give the page.
-    pub fn load_page(&self, page: usize, out: &mut Page) -> Result<(), LoadError> {
-        let (unit, k) = place(page, self.unit_pages);
-        match self.what(unit, k)? {
-            What::Kept(kept) => self.load_kept(&kept, out),
-            What::Frame {
-                chunks,
-                length,
-                pages,
-                ..
-            } => {
-                let res = if self.unit_pages == 1 {
-                    self.read_frame(&chunks, length, |src| {
-                        self.tfm.decompress(src, &mut [IoSliceMut::new(out)])
-                    })
-                } else if self.range_reads {
-                    let offset = (k * PAGE_SIZE) as u64;
-                    self.read_frame(&chunks, length, |src| {
-                        self.tfm
-                            .decompress_range(src, &mut [Segment::new(offset, out)])
-                    })
-                } else {
-                    let mut scratch = self.scratch.lock();
-                    let unit = &mut scratch[..pages * PAGE_SIZE];
-                    self.decode_frame(&chunks, length, unit)?;
-                    out.copy_from_slice(&unit[k * PAGE_SIZE..][..PAGE_SIZE]);
-                    Ok(PAGE_SIZE)
-                };
-                match res {
-                    Ok(PAGE_SIZE) => Ok(()),
-                    Ok(n) => Err(LoadError::WrongLength(n)),
-                    Err(e) => Err(LoadError::Decompress(e)),
-                }
-            }
-        }
-    }
-
-    /// Loads page `page` as [`Units::load_page`] does, through `cache` (the loading
-    /// thread's): a page its unit's frame serves is copied out of the decoded unit, which
-    /// is decoded whole into the cache where it is not there (a fault-around swap-in: the
-    /// folio's other pages follow). Pages kept on their own load as they are.
-    ///
-    /// # Errors
-    ///
-    /// As [`Units::load_page`].
-    pub fn load_page_cached(
-        &self,
-        page: usize,
-        out: &mut Page,
-        cache: &mut UnitCache,
-    ) -> Result<(), LoadError> {
-        let (unit, k) = place(page, self.unit_pages);
-        match self.what(unit, k)? {
-            What::Kept(kept) => self.load_kept(&kept, out),
-            What::Frame {
-                chunks,
-                length,
-                pages,
-                generation,
-            } => {
-                let key = Key { unit, generation };
-                let at = k * PAGE_SIZE..(k + 1) * PAGE_SIZE;
-                if let Some(data) = cache.get(key) {
-                    out.copy_from_slice(&data[at]);
-                    return Ok(());
-                }
-                let data = cache.fill(key, |buf| {
-                    self.decode_frame(&chunks, length, &mut buf[..pages * PAGE_SIZE])
-                })?;
-                out.copy_from_slice(&data[at]);
-                Ok(())
-            }
-        }
-    }
-
-    /// Decodes a unit's frame into `out`, exactly its pages' bytes: straight from the
-    /// object where the frame lies in one fragment, else gathered into one buffer first.
-    fn decode_frame(
-        &self,
-        chunks: &[Handle],
-        length: usize,
-        out: &mut [u8],
-    ) -> Result<(), LoadError> {
-        let res = match chunks {
-            [one] => self.pool.read_sg(one, length, |src| match src {
-                [s] => self.tfm.decompress_to_buffer(s, out),
-                _ => self.tfm.decompress(src, &mut [IoSliceMut::new(out)]),
-            }),
-            _ => {
-                let mut gather = self.gather.lock();
-                let frame = &mut gather[..length];
-                self.pool
-                    .read_chain_sg(chunks, length, |src| copy_frags(src, frame));
-                self.tfm.decompress_to_buffer(frame, out)
-            }
-        };
-        match res {
-            Ok(n) if n == out.len() => Ok(()),
-            Ok(n) => Err(LoadError::WrongLength(n)),
-            Err(e) => Err(LoadError::Decompress(e)),
-        }
-    }
-
-    /// Loads every page of unit `unit` into `out` (at least a unit's bytes), as a folio is
-    /// swapped in; returns the unit's pages (fewer than a unit's at the end of the input).
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError::NotFound`] where the unit or one of its pages is gone; else as
-    /// [`Units::load_page`].
-    pub fn load_unit(&self, unit: usize, out: &mut [u8]) -> Result<usize, LoadError> {
-        let (frame, kept, live, pages) = {
-            let slots = self.slots.lock();
-            let slot = slots
-                .get(unit)
-                .and_then(Option::as_ref)
-                .ok_or(LoadError::NotFound)?;
-            match &slot.body {
-                Body::Frame { chunks, length } => (
-                    Some((Arc::clone(chunks), *length)),
-                    slot.own.clone(),
-                    slot.live,
-                    slot.pages,
-                ),
-                Body::Pages(kept) => (None, kept.clone(), 0, slot.pages),
-            }
-        };
-        let out = &mut out[..pages * PAGE_SIZE];
-        if let Some((chunks, length)) = frame {
-            self.decode_frame(&chunks, length, out)?;
-        }
-        for k in (0..pages).filter(|&k| live & bit(k) == 0) {
-            let page: &mut Page = (&mut out[k * PAGE_SIZE..][..PAGE_SIZE])
-                .try_into()
-                .expect("a page");
-            let one = kept.get(k).and_then(Option::as_ref);
-            self.load_kept(one.ok_or(LoadError::NotFound)?, page)?;
-        }
-        Ok(pages)
-    }
-
-    /// Hands `f` the frame as fragments: one object's (one or two), or a chain's.
-    fn read_frame<R>(
-        &self,
-        chunks: &[Handle],
-        length: usize,
-        f: impl FnOnce(&[std::io::IoSlice<'_>]) -> R,
-    ) -> R {
-        if let [one] = chunks {
-            self.pool.read_sg(one, length, f)
-        } else {
-            self.pool.read_chain_sg(chunks, length, f)
-        }
-    }
-
-    /// Invalidates page `page`: a page kept on its own is freed now, a unit's frame once it
-    /// serves no page. Returns whether the page was stored.
-    pub fn invalidate(&self, page: usize) -> bool {
-        let (unit, k) = place(page, self.unit_pages);
-        let mut slots = self.slots.lock();
-        let Some(slot) = slots.get_mut(unit).and_then(Option::as_mut) else {
-            return false;
-        };
-        let stored = k < slot.pages
-            && (slot.live & bit(k) != 0 || slot.own.get(k).is_some_and(Option::is_some));
-        if !stored {
-            return false;
-        }
-        let freed = Self::drop_page(slot, k);
-        let gone = Self::settle(&mut slots[unit]);
-        drop(slots);
-        self.free_all(freed.into_iter().collect(), gone);
-        true
-    }
-
-    /// A snapshot of the counters (a walk over the units).
-    pub fn counters(&self) -> UnitCounters {
-        let mut c = UnitCounters::default();
-        let count = |c: &mut UnitCounters, k: &Kept| match k {
-            Kept::Filled(_) => c.same_filled_pages += 1,
-            Kept::Raw(_) => {
-                c.raw_pages += 1;
-                c.stored_bytes += PAGE_SIZE as u64;
-            }
-            Kept::Compressed(_, n) => c.stored_bytes += *n as u64,
-        };
-        for slot in self.slots.lock().iter().flatten() {
-            c.units += 1;
-            let live = u64::from(slot.live.count_ones());
-            c.stored_pages += live;
-            match &slot.body {
-                Body::Frame { length, .. } => {
-                    c.frame_units += 1;
-                    c.stored_bytes += *length as u64;
-                    let own = slot.own.iter().flatten().count() as u64;
-                    let held = slot.pages as u64 - live - own;
-                    c.held_pages += held;
-                    if held > 0 {
-                        c.held_frame_bytes += *length as u64;
-                    }
-                    for k in slot.own.iter().flatten() {
-                        c.stored_pages += 1;
-                        count(&mut c, k);
-                    }
-                }
-                Body::Pages(kept) => kept.iter().flatten().for_each(|k| count(&mut c, k)),
-            }
-        }
-        c.pool_pages = self.pool.stats().pages;
-        c
-    }
+/// Objects that are frames: folios' and pages compressed alone.
+pub fn frames(s: &Stats) -> u64 {
+    let alone = s.stored_pages - s.folio_pages;
+    s.stored_folios + alone - s.same_filled_pages - s.stored_incompressible_pages
 }
 
 /// The CPU time this thread has used.
@@ -938,7 +300,7 @@ pub struct UnitRun {
     /// See `pages`.
     pub units: usize,
     /// Counters with every unit stored.
-    pub stored: UnitCounters,
+    pub stored: Stats,
     /// Thread CPU time of the store pass, and its wall time in the store calls.
     pub store_cpu: Duration,
     /// See `store_cpu`.
@@ -957,9 +319,9 @@ pub struct UnitRun {
     /// See `cache_hits`.
     pub cache_misses: u64,
     /// Counters with a random half of the pages invalidated.
-    pub half: UnitCounters,
+    pub half: Stats,
     /// Backing pages once every page is invalidated (0 unless leaked).
-    pub pool_pages_at_end: usize,
+    pub pool_pages_at_end: u64,
     /// Pages that came back right in all three patterns.
     pub verified_pages: usize,
 }
@@ -987,7 +349,7 @@ pub const CACHE_ENTRIES: usize = 2;
 /// Where acomp refuses the parameters.
 pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, acomp::Error> {
     let unit_pages = config.unit_pages;
-    let store = Units::with_transform(config.transform()?, unit_pages);
+    let store = tier(config.transform()?);
     let n = input.len();
     let units = n.div_ceil(unit_pages);
     let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
@@ -995,9 +357,11 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     let mut store_time = Duration::ZERO;
     let cpu = thread_cpu();
     for u in 0..units {
-        let pages = input.pages(u * unit_pages, unit_len(u));
+        let (pages, _) = input
+            .pages(u * unit_pages, unit_len(u))
+            .as_chunks::<PAGE_SIZE>();
         let start = Instant::now();
-        let res = store.store(u, pages);
+        let res = store.store_folio((u * unit_pages) as u64, pages);
         let t = start.elapsed();
         store_time += t;
         store_lat.saturating_record(t.as_nanos() as u64);
@@ -1006,7 +370,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         }
     }
     let store_cpu = thread_cpu() - cpu;
-    let stored = store.counters();
+    let stored = store.stats();
     let mut rng = StdRng::seed_from_u64(seed);
 
     // Pattern 3: single pages, random order.
@@ -1023,7 +387,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     for &i in &order {
         page[0] = !input.page(i)[0];
         let start = Instant::now();
-        let res = store.load_page(i, &mut page);
+        let res = store.load(i as u64, &mut page);
         let t = start.elapsed();
         single.time += t;
         single.lat.saturating_record(t.as_nanos() as u64);
@@ -1034,7 +398,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     // Pattern 1: whole units, random order.
     let mut unit_order: Vec<usize> = (0..units).collect();
     unit_order.shuffle(&mut rng);
-    let mut buf = vec![0u8; unit_pages * PAGE_SIZE];
+    let mut buf: Vec<Page> = vec![[0; PAGE_SIZE]; unit_pages];
     let mut folio = Loads {
         time: Duration::ZERO,
         cpu: Duration::ZERO,
@@ -1043,13 +407,13 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     let cpu = thread_cpu();
     for &u in &unit_order {
         let want = input.pages(u * unit_pages, unit_len(u));
-        buf[0] = !want[0];
+        buf[0][0] = !want[0];
         let start = Instant::now();
-        let res = store.load_unit(u, &mut buf);
+        let res = store.load_folio((u * unit_pages) as u64, &mut buf[..unit_len(u)]);
         let t = start.elapsed();
         folio.time += t;
         folio.lat.saturating_record(t.as_nanos() as u64);
-        let right = res == Ok(unit_len(u)) && buf[..want.len()] == *want;
+        let right = res.is_ok() && buf[..unit_len(u)].as_flattened() == want;
         for o in &mut ok[u * unit_pages..u * unit_pages + unit_len(u)] {
             *o &= right;
         }
@@ -1070,7 +434,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         for (i, o) in (first..).zip(&mut ok[first..first + unit_len(u)]) {
             page[0] = !input.page(i)[0];
             let start = Instant::now();
-            let res = store.load_page_cached(i, &mut page, &mut cache);
+            let res = load_page_cached(&store, i as u64, &mut page, &mut cache);
             let t = start.elapsed();
             around.time += t;
             around.lat.saturating_record(t.as_nanos() as u64);
@@ -1082,9 +446,9 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     order.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x5eed));
     let (first, rest) = order.split_at(n / 2);
     first.iter().for_each(|&i| {
-        store.invalidate(i);
+        store.invalidate(i as u64);
     });
-    let half = store.counters();
+    let half = store.stats();
 
     // Pages of folios written after the folio was stored: every 16th page still stored
     // kept again on its own with other bytes, then every page still stored loaded through
@@ -1099,7 +463,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         p
     };
     for i in (0..n).filter(|&i| rewritten(i)) {
-        if let Err(e) = store.store_page(i, &other(i)) {
+        if let Err(e) = store.store(i as u64, &other(i)) {
             eprintln!(
                 "zswap: {}: store of page {i} on its own: {e}",
                 config.name()
@@ -1109,7 +473,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     }
     for &u in &unit_order {
         for i in (u * unit_pages..u * unit_pages + unit_len(u)).filter(|&i| !gone[i]) {
-            let res = store.load_page_cached(i, &mut page, &mut cache);
+            let res = load_page_cached(&store, i as u64, &mut page, &mut cache);
             let want = if rewritten(i) {
                 other(i)
             } else {
@@ -1119,7 +483,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         }
     }
     rest.iter().for_each(|&i| {
-        store.invalidate(i);
+        store.invalidate(i as u64);
     });
     Ok(UnitRun {
         config,
@@ -1136,7 +500,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         cache_hits: cache.hits,
         cache_misses: cache.misses,
         half,
-        pool_pages_at_end: store.counters().pool_pages,
+        pool_pages_at_end: store.stats().pool_total_size / PAGE_SIZE as u64,
         verified_pages: ok.iter().filter(|&&o| o).count(),
     })
 }
@@ -1191,7 +555,7 @@ impl UnitRun {
     /// load latencies of single pages (pattern 3).
     pub fn row(&self) -> Row {
         let original = (self.pages * PAGE_SIZE) as u64;
-        let memory = self.stored.memory_bytes();
+        let memory = self.stored.pool_total_size;
         let [folio, around, single] = self.load_mib_s();
         Row {
             name: self.config.name(),
@@ -1287,10 +651,10 @@ pub fn print(runs: &[UnitRun]) {
         println!(
             "  {:<16} {:>14} {:>6} {:>9.2} {:>6} {:>9.2} {:>6} {:>8.2} {:>8.2} {:>6} {:>8} {:>12}",
             r.tag(),
-            r.stored.memory_bytes(),
+            r.stored.pool_total_size,
             ratio(
-                r.stored.memory_bytes() as f64,
-                base.map(|b| b.stored.memory_bytes() as f64)
+                r.stored.pool_total_size as f64,
+                base.map(|b| b.stored.pool_total_size as f64)
             ),
             r.store_cpu_us(),
             ratio(r.store_cpu_us(), base.map(UnitRun::store_cpu_us)),
@@ -1299,22 +663,22 @@ pub fn print(runs: &[UnitRun]) {
             us(&r.single.lat, 0.5),
             us(&r.single.lat, 0.99),
             ratio(us(&r.single.lat, 0.5), base.map(|b| us(&b.single.lat, 0.5))),
-            r.half.held_pages,
-            r.half.held_frame_bytes
+            r.half.held_folio_pages,
+            r.half.held_folio_bytes
         );
     }
     println!(
         "  frames: {}; pages kept on their own: {}; held: pages invalidated (a random half) \
          whose unit's frame stays for its other pages, and those frames' bytes",
         runs.iter()
-            .map(|r| format!("{} {}", r.tag(), r.stored.frame_units))
+            .map(|r| format!("{} {}", r.tag(), frames(&r.stored)))
             .collect::<Vec<_>>()
             .join(", "),
         runs.iter()
             .map(|r| format!(
                 "{} {} raw + {} same-filled",
                 r.tag(),
-                r.stored.raw_pages,
+                r.stored.stored_incompressible_pages,
                 r.stored.same_filled_pages
             ))
             .collect::<Vec<_>>()
@@ -1326,8 +690,8 @@ pub fn print(runs: &[UnitRun]) {
             .map(|r| format!(
                 "{} {} bytes ({:.0}% of full)",
                 r.tag(),
-                r.half.memory_bytes(),
-                100.0 * r.half.memory_bytes() as f64 / r.stored.memory_bytes().max(1) as f64
+                r.half.pool_total_size,
+                100.0 * r.half.pool_total_size as f64 / r.stored.pool_total_size.max(1) as f64
             ))
             .collect::<Vec<_>>()
             .join(", ")
@@ -1355,7 +719,7 @@ pub fn print(runs: &[UnitRun]) {
     }
     for r in runs.iter().filter(|r| r.unit_pages > 1) {
         let Some(base) = base_of(r) else { continue };
-        let m = r.stored.memory_bytes() as f64 / base.stored.memory_bytes().max(1) as f64;
+        let m = r.stored.pool_total_size as f64 / base.stored.pool_total_size.max(1) as f64;
         let s = r.store_cpu_us() / base.store_cpu_us();
         let l = r.unit_load_us() / base.unit_load_us();
         let p = us(&r.single.lat, 0.5) / us(&base.single.lat, 0.5);

@@ -69,7 +69,7 @@ pub struct Raw {
 }
 
 /// What went wrong with one page.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Failure {
     /// The store was refused.
     Store(u64, Reject),
@@ -374,7 +374,7 @@ fn load_pass(
                 let slot = match kind {
                     LoadKind::OneFragment => 0,
                     LoadKind::Straddling => 1,
-                    LoadKind::Copied | LoadKind::Filled | LoadKind::Device => 2,
+                    LoadKind::Copied | LoadKind::Filled | LoadKind::Device | LoadKind::Folio => 2,
                 };
                 hists[slot].saturating_record(ns);
                 kinds.push((i, kind));

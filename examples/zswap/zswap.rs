@@ -1,9 +1,9 @@
 //! The main job's view of the tier: [`acomp_zswap::Zswap`] without a device, with the kinds
-//! of store and load the workload times apart, and errors it can compare and clone.
+//! of store and load the workload times apart; its load errors are the tier's.
 
 use acomp::Acomp;
 pub use acomp_zswap::pool::PoolStats;
-pub use acomp_zswap::{EntryInfo as Entry, LoadKind, Page, StoreKind, same_filled};
+pub use acomp_zswap::{EntryInfo as Entry, LoadError, LoadKind, Page, StoreKind, same_filled};
 
 use crate::pool::{AllocError, PAGE_SIZE};
 
@@ -23,29 +23,6 @@ impl std::fmt::Display for Reject {
 }
 
 impl std::error::Error for Reject {}
-
-/// Why a load failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadError {
-    /// No entry at this offset.
-    NotFound,
-    /// acomp refused the frame.
-    Decompress(acomp::Error),
-    /// The frame held this many bytes, not a page.
-    WrongLength(usize),
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LoadError::NotFound => write!(f, "no entry at this offset"),
-            LoadError::Decompress(e) => write!(f, "decompression failed: {e}"),
-            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not {PAGE_SIZE}"),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// zswap's counters as the report prints them: the tier's, with the pool's own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -118,13 +95,10 @@ impl Zswap {
     ///
     /// # Errors
     ///
-    /// [`LoadError::NotFound`], [`LoadError::Decompress`], [`LoadError::WrongLength`].
+    /// [`LoadError::NotFound`], [`LoadError::Decompress`], [`LoadError::WrongLength`]
+    /// (without a device, no other).
     pub fn load(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
-        self.tier.load_kind(offset, page).map_err(|e| match e {
-            acomp_zswap::LoadError::Decompress(e) => LoadError::Decompress(e),
-            acomp_zswap::LoadError::WrongLength(n) => LoadError::WrongLength(n),
-            _ => LoadError::NotFound,
-        })
+        self.tier.load_kind(offset, page)
     }
 
     /// Frees the entry at `offset`; returns whether there was one.

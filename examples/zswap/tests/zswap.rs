@@ -8,6 +8,7 @@ use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 
+use acomp_zswap::FolioKind;
 use zswap_main::input::Input;
 use zswap_main::pool::{AllocError, PAGE_SIZE};
 use zswap_main::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
@@ -193,7 +194,7 @@ fn store_replaces_and_invalidate_frees() {
     assert_eq!(z.counters().pool.objects, 1);
     assert!(z.invalidate(5));
     assert!(!z.invalidate(5));
-    assert_eq!(load(&z, 5), Err(LoadError::NotFound));
+    assert!(matches!(load(&z, 5), Err(LoadError::NotFound)));
     assert_eq!(z.counters().pool.objects, 0);
 }
 
@@ -206,7 +207,7 @@ fn pool_limit_rejects_the_page() {
     page[0] ^= 1;
     assert_eq!(z.store(1, &page), Err(Reject::Alloc(AllocError::LimitHit)));
     assert_eq!(z.counters().reject_alloc_fail, 1);
-    assert_eq!(load(&z, 1), Err(LoadError::NotFound));
+    assert!(matches!(load(&z, 1), Err(LoadError::NotFound)));
 }
 
 #[test]
@@ -607,9 +608,14 @@ fn unit_input(pages: usize) -> Input {
     Input::from_bytes("units".into(), data)
 }
 
-fn unit_store(unit_pages: usize) -> units::Units {
+fn unit_store() -> acomp_zswap::Zswap {
     let params = acomp::ZstdParams::default().block_size_max(4096);
-    units::Units::with_transform(Acomp::with_zstd(params).unwrap(), unit_pages)
+    units::tier(Acomp::with_zstd(params).unwrap())
+}
+
+/// Pages `first..first + n` of `input`, as pages.
+fn input_pages(input: &Input, first: usize, n: usize) -> &[Page] {
+    input.pages(first, n).as_chunks::<PAGE_SIZE>().0
 }
 
 #[test]
@@ -618,112 +624,138 @@ fn units_of_every_size_come_back_page_by_page_and_whole() {
     let input = unit_input(16 * 6 + 7);
     let n = input.len();
     for unit_pages in [1, 2, 4, 8, 16, 32, 64] {
-        let store = unit_store(unit_pages);
+        let store = unit_store();
         let units = n.div_ceil(unit_pages);
         let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
         let mut kinds = Vec::new();
         for u in 0..units {
+            let first = u * unit_pages;
             kinds.push(
                 store
-                    .store(u, input.pages(u * unit_pages, unit_len(u)))
+                    .store_folio(first as u64, input_pages(&input, first, unit_len(u)))
                     .unwrap(),
             );
         }
-        assert!(kinds.contains(&units::UnitKind::Frame), "{unit_pages}");
+        assert!(kinds.contains(&FolioKind::Frame), "{unit_pages}");
         if unit_pages <= 16 {
-            assert!(kinds.contains(&units::UnitKind::SameFilled), "{unit_pages}");
-            assert!(kinds.contains(&units::UnitKind::Pages), "{unit_pages}");
+            assert!(kinds.contains(&FolioKind::SameFilled), "{unit_pages}");
+            assert!(kinds.contains(&FolioKind::Pages), "{unit_pages}");
         }
-        let c = store.counters();
+        let c = store.stats();
         assert_eq!(c.stored_pages, n as u64);
-        assert_eq!(c.held_pages, 0);
+        assert_eq!(c.held_folio_pages, 0);
         let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(&mut StdRng::seed_from_u64(unit_pages as u64));
         for i in order {
             let mut page = Box::new([0x5A; PAGE_SIZE]);
-            store.load_page(i, &mut page).unwrap();
+            store.load(i as u64, &mut page).unwrap();
             assert_eq!(*page, *input.page(i), "{unit_pages}-page units, page {i}");
         }
-        let mut buf = vec![0x5A; unit_pages * PAGE_SIZE];
+        let mut buf = vec![[0x5A; PAGE_SIZE]; unit_pages];
         for u in 0..units {
-            assert_eq!(store.load_unit(u, &mut buf), Ok(unit_len(u)));
+            let first = u * unit_pages;
+            store
+                .load_folio(first as u64, &mut buf[..unit_len(u)])
+                .unwrap();
             assert!(
-                buf[..unit_len(u) * PAGE_SIZE] == *input.pages(u * unit_pages, unit_len(u)),
+                buf[..unit_len(u)] == *input_pages(&input, first, unit_len(u)),
                 "{unit_pages}-page units, unit {u}"
             );
         }
         let mut page = Box::new([0; PAGE_SIZE]);
-        assert_eq!(store.load_page(n, &mut page), Err(LoadError::NotFound));
-        assert_eq!(store.load_unit(units, &mut buf), Err(LoadError::NotFound));
+        assert!(matches!(
+            store.load(n as u64, &mut page),
+            Err(LoadError::NotFound)
+        ));
         for i in 0..n {
-            assert!(store.invalidate(i));
+            assert!(store.invalidate(i as u64));
         }
         assert!(!store.invalidate(0));
-        assert_eq!(store.counters(), units::UnitCounters::default());
+        let c = store.stats();
+        assert_eq!(
+            (
+                c.stored_pages,
+                c.stored_folios,
+                c.stored_bytes,
+                c.pool_total_size
+            ),
+            (0, 0, 0, 0)
+        );
     }
 }
 
 #[test]
 fn frames_larger_than_a_page_are_kept_in_page_sized_objects() {
     let input = unit_input(16);
-    let store = unit_store(16);
+    let store = unit_store();
     assert_eq!(
-        store.store(0, input.pages(0, 16)),
-        Ok(units::UnitKind::Frame)
+        store.store_folio(0, input_pages(&input, 0, 16)).unwrap(),
+        FolioKind::Frame
     );
-    let c = store.counters();
+    let c = store.stats();
     assert!(c.stored_bytes > PAGE_SIZE as u64, "{c:?}");
     // A backing page for each whole page of the frame, and the tail's class's zspage (of up
     // to 8 pages, most of it free for other tails).
-    let whole = (c.stored_bytes / PAGE_SIZE as u64) as usize;
-    assert!((whole + 1..=whole + 8).contains(&c.pool_pages), "{c:?}");
+    let whole = c.stored_bytes / PAGE_SIZE as u64;
+    let pages = c.pool_total_size / PAGE_SIZE as u64;
+    assert!((whole + 1..=whole + 8).contains(&pages), "{c:?}");
     for k in [0, 7, 15] {
         let mut page = Box::new([0; PAGE_SIZE]);
-        store.load_page(k, &mut page).unwrap();
-        assert_eq!(*page, *input.page(k));
+        store.load(k, &mut page).unwrap();
+        assert_eq!(*page, *input.page(k as usize));
     }
 }
 
 #[test]
 fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
     let input = unit_input(48);
-    let store = unit_store(16);
+    let store = unit_store();
     for u in 0..3 {
-        store.store(u, input.pages(u * 16, 16)).unwrap();
+        store
+            .store_folio(u * 16, input_pages(&input, u as usize * 16, 16))
+            .unwrap();
     }
     // Unit 0 is a frame: held, counted, until its last page goes.
-    let full = store.counters();
+    let full = store.stats();
     let frame_bytes = full.stored_bytes - 16 * PAGE_SIZE as u64;
     for k in 0..15 {
         assert!(store.invalidate(k));
-        let c = store.counters();
-        assert_eq!(c.held_pages, k as u64 + 1);
-        assert_eq!(c.held_frame_bytes, frame_bytes);
-        assert_eq!(c.pool_pages, full.pool_pages);
-        assert_eq!(c.stored_pages, 48 - k as u64 - 1);
+        let c = store.stats();
+        assert_eq!(c.held_folio_pages, k + 1);
+        assert_eq!(c.held_folio_bytes, frame_bytes);
+        assert_eq!(c.pool_total_size, full.pool_total_size);
+        assert_eq!(c.stored_pages, 48 - k - 1);
         let mut page = Box::new([0; PAGE_SIZE]);
-        assert_eq!(store.load_page(k, &mut page), Err(LoadError::NotFound));
-        store.load_page(15, &mut page).unwrap();
+        assert!(matches!(store.load(k, &mut page), Err(LoadError::NotFound)));
+        store.load(15, &mut page).unwrap();
         assert_eq!(*page, *input.page(15));
     }
     assert!(store.invalidate(15));
-    let c = store.counters();
-    assert_eq!((c.held_pages, c.held_frame_bytes, c.frame_units), (0, 0, 0));
-    // Unit 2 is random: page by page, each freed at once.
-    assert_eq!(c.raw_pages, 16);
-    let pages = c.pool_pages;
-    assert!(store.invalidate(32));
-    let c = store.counters();
+    let c = store.stats();
     assert_eq!(
-        (c.raw_pages, c.pool_pages, c.held_pages),
-        (15, pages - 1, 0)
+        (c.held_folio_pages, c.held_folio_bytes, c.stored_folios),
+        (0, 0, 0)
+    );
+    // Unit 2 is random: page by page, each freed at once.
+    assert_eq!(c.stored_incompressible_pages, 16);
+    let pages = c.pool_total_size;
+    assert!(store.invalidate(32));
+    let c = store.stats();
+    assert_eq!(
+        (
+            c.stored_incompressible_pages,
+            c.pool_total_size,
+            c.held_folio_pages
+        ),
+        (15, pages - PAGE_SIZE as u64, 0)
     );
     // Unit 1 is zeros: no memory at all.
     assert_eq!(c.same_filled_pages, 16);
     for i in 16..48 {
         store.invalidate(i);
     }
-    assert_eq!(store.counters(), units::UnitCounters::default());
+    let c = store.stats();
+    assert_eq!((c.stored_pages, c.pool_total_size), (0, 0));
 }
 
 #[test]
@@ -739,13 +771,14 @@ fn unit_runs_verify_every_page_and_leave_nothing() {
         assert_eq!(r.verified_pages, input.len(), "{}", r.tag());
         assert_eq!(r.pool_pages_at_end, 0, "{}", r.tag());
         assert_eq!(r.stored.stored_pages, input.len() as u64);
+        assert_eq!(r.pool_pages_at_end, 0, "{}", r.tag());
         let row = r.row();
         assert_eq!(row.verified_pages, row.pages);
         assert_eq!(row.unit_bytes, Some((r.unit_pages * PAGE_SIZE) as u64));
         assert_eq!(row.load_pattern, compare::PATTERN_FOLIO);
         assert!(row.load_single_page_mib_s.is_some() && row.load_fault_around_mib_s.is_some());
         // Pattern 2 decodes each frame unit once, and serves its other pages from the cache.
-        assert!(r.cache_misses <= r.stored.frame_units + 64, "{}", r.tag());
+        assert!(r.cache_misses <= r.stored.stored_folios + 64, "{}", r.tag());
     }
     assert_eq!(runs[0].row().name, "acomp zstd level 3, 4K units");
     assert_eq!(runs[2].row().name, "acomp zstd level 3, 64K units");
@@ -790,16 +823,18 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     const UNITS: usize = 6;
     const THREADS: usize = 4;
     let n = UNIT * UNITS;
-    let store = units::Units::with_transform(tfm, UNIT);
-    let unit_bytes = |version: u32, u: usize| -> Vec<u8> {
+    let store = units::tier(tfm);
+    let unit_bytes = |version: u32, u: usize| -> Vec<Page> {
         (u * UNIT..(u + 1) * UNIT)
-            .flat_map(|i| versioned_page(i, version).to_vec())
+            .map(|i| *versioned_page(i, version))
             .collect()
     };
     for u in 0..UNITS {
         assert_eq!(
-            store.store(u, &unit_bytes(0, u)),
-            Ok(units::UnitKind::Frame)
+            store
+                .store_folio((u * UNIT) as u64, &unit_bytes(0, u))
+                .unwrap(),
+            FolioKind::Frame
         );
     }
     std::thread::scope(|s| {
@@ -814,16 +849,19 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
                 let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
                 let check = |i: usize, now: &[Option<u32>], cache: &mut cache::UnitCache| {
                     let mut page: Box<Page> = Box::new([0xA5; PAGE_SIZE]);
-                    let res = store.load_page_cached(i, &mut page, cache);
+                    let res = units::load_page_cached(store, i as u64, &mut page, cache);
                     match now[i] {
                         Some(v) => {
-                            assert_eq!(res, Ok(()), "thread {t}, page {i}");
+                            assert!(res.is_ok(), "thread {t}, page {i}: {res:?}");
                             assert!(
                                 *page == *versioned_page(i, v),
                                 "thread {t}: page {i} is stale (want version {v})"
                             );
                         }
-                        None => assert_eq!(res, Err(LoadError::NotFound), "thread {t}, page {i}"),
+                        None => assert!(
+                            matches!(res, Err(LoadError::NotFound)),
+                            "thread {t}, page {i}"
+                        ),
                     }
                 };
                 for round in 1..=300u32 {
@@ -835,16 +873,16 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
                     let &i = mine.choose(&mut rng).unwrap();
                     match rng.random_range(0..3) {
                         0 => {
-                            store.store_page(i, &versioned_page(i, round)).unwrap();
+                            store.store(i as u64, &versioned_page(i, round)).unwrap();
                             now[i] = Some(round);
                         }
                         1 => {
-                            assert_eq!(store.invalidate(i), now[i].is_some());
+                            assert_eq!(store.invalidate(i as u64), now[i].is_some());
                             now[i] = None;
                         }
                         _ => {
                             if now[i].is_none() {
-                                store.store_page(i, &versioned_page(i, round)).unwrap();
+                                store.store(i as u64, &versioned_page(i, round)).unwrap();
                                 now[i] = Some(round);
                             }
                         }
@@ -852,28 +890,33 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
                     check(i, &now, &mut cache);
                     // And through the uncached path and the whole unit's load, the same.
                     if let Some(v) = now[i] {
-                        store.load_page(i, &mut page).unwrap();
+                        store.load(i as u64, &mut page).unwrap();
                         assert!(*page == *versioned_page(i, v), "uncached page {i}");
                     }
                 }
                 for &i in &mine {
                     check(i, &now, &mut cache);
-                    store.invalidate(i);
+                    store.invalidate(i as u64);
                 }
             });
         }
     });
-    assert_eq!(store.counters(), units::UnitCounters::default());
+    assert_eq!(
+        (store.stats().stored_pages, store.stats().pool_total_size),
+        (0, 0)
+    );
 
     // Whole units stored again: a cache holding the old generation must not serve it.
     let mut cache = cache::UnitCache::new(2, UNIT * PAGE_SIZE);
     let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
     for version in 1..=3u32 {
         for u in 0..2 {
-            store.store(u, &unit_bytes(version, u)).unwrap();
+            store
+                .store_folio((u * UNIT) as u64, &unit_bytes(version, u))
+                .unwrap();
         }
         for i in 0..2 * UNIT {
-            store.load_page_cached(i, &mut page, &mut cache).unwrap();
+            units::load_page_cached(&store, i as u64, &mut page, &mut cache).unwrap();
             assert!(
                 *page == *versioned_page(i, version),
                 "page {i}, unit stored again"
@@ -883,20 +926,23 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     assert!(cache.hits > 0 && cache.misses >= 6, "{cache:?}");
     // A unit whose every page was stored again on its own: its frame goes, its pages stay.
     for i in 0..UNIT {
-        store.store_page(i, &versioned_page(i, 9)).unwrap();
+        store.store(i as u64, &versioned_page(i, 9)).unwrap();
     }
-    assert_eq!(store.counters().frame_units, 1);
-    let mut unit = vec![0u8; UNIT * PAGE_SIZE];
-    assert_eq!(store.load_unit(0, &mut unit), Ok(UNIT));
-    for i in 0..UNIT {
-        assert!(unit[i * PAGE_SIZE..][..PAGE_SIZE] == *versioned_page(i, 9));
-        store.load_page_cached(i, &mut page, &mut cache).unwrap();
+    assert_eq!(store.stats().stored_folios, 1);
+    let mut unit = vec![[0u8; PAGE_SIZE]; UNIT];
+    store.load_folio(0, &mut unit).unwrap();
+    for (i, got) in unit.iter().enumerate() {
+        assert!(*got == *versioned_page(i, 9));
+        units::load_page_cached(&store, i as u64, &mut page, &mut cache).unwrap();
         assert!(*page == *versioned_page(i, 9));
     }
     for i in 0..2 * UNIT {
-        assert!(store.invalidate(i));
+        assert!(store.invalidate(i as u64));
     }
-    assert_eq!(store.counters(), units::UnitCounters::default());
+    assert_eq!(
+        (store.stats().stored_pages, store.stats().pool_total_size),
+        (0, 0)
+    );
 }
 
 #[test]

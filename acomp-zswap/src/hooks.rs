@@ -1,0 +1,26 @@
+//! Test hooks, built only with the `test-hooks` feature (the crate's own tests enable it;
+//! it is not for users): a call at a point of the load path that a test holds to make a
+//! race happen every time instead of now and then.
+
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+type Hook = Arc<dyn Fn(u64) + Send + Sync>;
+
+static AFTER_LOOKUP: RwLock<Option<Hook>> = RwLock::new(None);
+
+/// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
+/// and before it locks the entry it found: the point where a store may replace the entry.
+/// `None` removes the hook.
+pub fn after_lookup(f: Option<Hook>) {
+    *AFTER_LOOKUP.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_after_lookup(offset: u64) {
+    let hook = AFTER_LOOKUP.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}

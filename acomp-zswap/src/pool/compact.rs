@@ -1,0 +1,69 @@
+//! Compaction (`zs_compact`): the objects of the emptiest zspages of a class, and their
+//! move into fuller ones.
+
+use super::{Handle, PAGE_SIZE, Pool};
+
+impl Pool {
+    /// The objects compaction should move (`zs_compact`): in each class whose free objects
+    /// add up to at least a zspage, the objects of its emptiest zspages, as many zspages as
+    /// the other zspages' room takes in. Each as (owner's tag, place); a place may be stale
+    /// by the time the owner moves it, which [`Pool::migrate`]'s caller checks.
+    pub fn compaction_candidates(&self) -> Vec<(u64, (u16, u32, u16))> {
+        let mut out = Vec::new();
+        for (index, class) in self.classes.iter().enumerate() {
+            let state = class.state.lock();
+            let per = class.info.objs_per_zspage;
+            let mut free: usize = state.partial.iter().map(|&(f, _)| f as usize).sum();
+            for &(f, id) in state.partial.iter().rev() {
+                let used = per - f as usize;
+                // Moving this zspage's objects needs `used` free objects elsewhere.
+                if free < per || free - (f as usize) < used {
+                    break;
+                }
+                free -= per;
+                let z = state.zspages[id as usize]
+                    .as_ref()
+                    .expect("partial zspages exist");
+                let mut is_free = vec![false; per];
+                z.free.iter().for_each(|&o| is_free[o as usize] = true);
+                for obj in (0..per).filter(|&o| !is_free[o]) {
+                    out.push((z.owners[obj], (index as u16, id, obj as u16)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Moves the first `len` bytes of the object into an object of another zspage of its
+    /// class with room (the fullest), frees the old one and points `handle` at the new:
+    /// zsmalloc's `migrate_zspage`. The caller holds the only way to the object (the store's
+    /// entry lock), so no reader sees it move. Returns false, changing nothing, where no
+    /// other zspage has room.
+    pub fn migrate(&self, handle: &mut Handle, len: usize) -> bool {
+        let index = handle.class as usize;
+        let class = &self.classes[index];
+        let owner = {
+            let state = class.state.lock();
+            state.zspages[handle.zspage as usize]
+                .as_ref()
+                .map_or(0, |z| z.owners[handle.obj as usize])
+        };
+        let Some(new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage)) else {
+            return false;
+        };
+        self.allocated(class);
+        let mut buf = [0u8; PAGE_SIZE];
+        let len = len.min(class.info.size);
+        self.read_sg(handle, len, |frags| {
+            let mut at = 0;
+            for f in frags {
+                buf[at..at + f.len()].copy_from_slice(f);
+                at += f.len();
+            }
+        });
+        self.write(&new, &buf[..len]);
+        let old = std::mem::replace(handle, new);
+        self.free(old);
+        true
+    }
+}

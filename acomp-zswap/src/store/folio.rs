@@ -1,0 +1,450 @@
+//! Folios: `n` neighbouring pages stored as one frame (zswap's large-folio store, zram's
+//! multi-page compression), each page still an entry of its own offset.
+//!
+//! - [`Zswap::store_folio`] compresses the pages as one frame into one destination of the
+//!   folio's size. A frame smaller than the folio is kept in the pool, in page-sized objects
+//!   (zsmalloc's classes end at a page) and a tail in the class that fits, and every page
+//!   becomes an entry ([`State::Folio`]) that shares it. A frame not smaller than the folio
+//!   keeps each page on its own (its fill value, or as it is); a folio whose pages are all
+//!   same-filled keeps their fill values.
+//! - A page's load is a range read of that page (zstd's `decompress_range`, which decodes
+//!   the blocks up to the page and stops); an algorithm without range reads decodes the
+//!   frame into a per-thread buffer and copies the page out. [`Zswap::load_folio`] decodes
+//!   the frame once for all its pages.
+//! - Each page loads, takes, invalidates, is stored again and is written back by its own
+//!   offset. The frame is freed when the last page it serves leaves it; until then the pages
+//!   that left are counted as held ([`Stats::held_folio_pages`](crate::Stats)).
+//! - The frame's objects are read under the folio's own lock (for reading), so that
+//!   compaction (which holds it for writing) can move them.
+
+use std::cell::RefCell;
+use std::io::{IoSlice, IoSliceMut};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use acomp::Segment;
+use parking_lot::RwLock;
+
+use super::{Entry, LoadError, LoadKind, State, StoreError, StoreKind, Zswap, same_filled};
+use crate::pool::Handle;
+use crate::recompress::FrameTag;
+use crate::stats::{dec, inc};
+use crate::{PAGE_SIZE, Page};
+
+/// Most pages in a folio: 256 KiB.
+pub const MAX_FOLIO_PAGES: usize = 64;
+
+/// Folio ids, over every tier: a copy of one folio's bytes never matches another's.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The destination of a folio's compression (the folio's size).
+    static FOLIO_DST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// A frame kept in several objects, gathered into one buffer for the one-shot path.
+    static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// A folio decoded whole for one page, where the algorithm has no range reads.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One folio's frame, shared by the entries of its pages.
+pub(crate) struct Folio {
+    /// Unique over every folio stored.
+    pub(crate) id: u64,
+    /// The offset of its first page.
+    pub(crate) first: u64,
+    /// Its pages.
+    pub(crate) pages: usize,
+    /// Bytes of the frame.
+    pub(crate) length: usize,
+    /// The frame in page-sized objects and a tail; empty once freed.
+    pub(crate) chunks: RwLock<Vec<Handle>>,
+    /// Pages it still serves: the last to leave frees the frame.
+    pub(crate) live: AtomicUsize,
+}
+
+/// How [`Zswap::store_folio`] kept a folio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolioKind {
+    /// One frame, shared by the pages (or, for a folio of one page, that page compressed).
+    Frame,
+    /// Page by page: the frame was not smaller than the folio; each page is kept as it is,
+    /// or as its fill value.
+    Pages,
+    /// Every page same-filled: fill values only, nothing in the pool.
+    SameFilled,
+}
+
+/// A folio's frame that serves a page, from [`Zswap::folio`] and [`Zswap::read_folio`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FolioInfo {
+    /// Unique over every folio stored by any tier of the process: a decoded copy of this id
+    /// holds the bytes of every page the folio still serves.
+    pub id: u64,
+    /// The offset of its first page.
+    pub first: u64,
+    /// Its pages (offsets `first..first + pages`).
+    pub pages: usize,
+    /// Bytes of its frame.
+    pub length: usize,
+}
+
+impl Folio {
+    pub(super) fn info(&self) -> FolioInfo {
+        FolioInfo {
+            id: self.id,
+            first: self.first,
+            pages: self.pages,
+            length: self.length,
+        }
+    }
+}
+
+/// Hands `f` the frame as fragments: one object's (one or two), or a chain's.
+fn frame_sg<R>(
+    z: &Zswap,
+    chunks: &[Handle],
+    length: usize,
+    f: impl FnOnce(&[IoSlice<'_>]) -> R,
+) -> R {
+    if let [one] = chunks {
+        z.pool.read_sg(one, length, f)
+    } else {
+        z.pool.read_chain_sg(chunks, length, f)
+    }
+}
+
+fn copy_frags(frags: &[IoSlice<'_>], out: &mut [u8]) {
+    let mut at = 0;
+    for f in frags {
+        out[at..at + f.len()].copy_from_slice(f);
+        at += f.len();
+    }
+}
+
+fn decoded(res: Result<usize, acomp::Error>, want: usize) -> Result<(), LoadError> {
+    match res {
+        Ok(n) if n == want => Ok(()),
+        Ok(n) => Err(LoadError::WrongLength(n)),
+        Err(e) => Err(LoadError::Decompress(e)),
+    }
+}
+
+impl Zswap {
+    /// Stores `pages` at the neighbouring offsets `offset..offset + pages.len()` as one folio:
+    /// compressed as one frame where that is smaller than the pages, else page by page. Each
+    /// page replaces any entry at its offset and is then an entry of its own: it loads,
+    /// takes, invalidates and is written back by its offset, as a page [`Zswap::store`]d
+    /// alone does. The frame stays in the pool until the last of its pages leaves it
+    /// (invalidated, taken, stored again or written back). A folio of one page is a
+    /// [`Zswap::store`].
+    ///
+    /// ```
+    /// use acomp_zswap::{EntryInfo, FolioKind, LoadError, PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(acomp::Acomp::new("zstd")?).build()?;
+    /// let mut pages: Vec<Page> = vec![[0; PAGE_SIZE]; 16]; // a 64 KiB folio
+    /// for (k, p) in pages.iter_mut().enumerate() {
+    ///     p[..20].copy_from_slice(format!("page {k:>15}").as_bytes());
+    /// }
+    /// assert_eq!(zswap.store_folio(100, &pages)?, FolioKind::Frame);
+    /// assert!(matches!(zswap.entry(107), Some(EntryInfo::Folio(f)) if f.first == 100));
+    /// let mut page = [0; PAGE_SIZE];
+    /// zswap.load(107, &mut page)?; // a range read of page 7
+    /// assert_eq!(page, pages[7]);
+    /// zswap.invalidate(107); // the frame stays for the other 15
+    /// assert!(matches!(zswap.load(107, &mut page), Err(LoadError::NotFound)));
+    /// assert_eq!(zswap.stats().held_folio_pages, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::BadFolio`] where `pages` is empty, longer than [`MAX_FOLIO_PAGES`], or
+    /// runs past `u64::MAX` (nothing changes); else as [`Zswap::store`]: the pages stay with
+    /// the caller and the old entries of all the offsets are invalidated.
+    pub fn store_folio(&self, offset: u64, pages: &[Page]) -> Result<FolioKind, StoreError> {
+        let n = pages.len();
+        if n == 0 || n > MAX_FOLIO_PAGES || offset.checked_add(n as u64 - 1).is_none() {
+            return Err(StoreError::BadFolio { offset, pages: n });
+        }
+        if n == 1 {
+            return self.store_kind(offset, &pages[0]).map(|k| match k {
+                StoreKind::Compressed => FolioKind::Frame,
+                StoreKind::Incompressible => FolioKind::Pages,
+                StoreKind::SameFilled => FolioKind::SameFilled,
+            });
+        }
+        let offsets = offset..=offset + (n as u64 - 1);
+        let refuse = |e: StoreError| {
+            inc(&self.counters.reject_reclaim_fail);
+            offsets.clone().for_each(|o| {
+                self.invalidate(o);
+            });
+            Err(e)
+        };
+        if pages.iter().all(|p| same_filled(p).is_some()) {
+            for (o, p) in offsets.clone().zip(pages) {
+                self.install(o, State::Filled(p[0]));
+            }
+            return Ok(FolioKind::SameFilled);
+        }
+        let src = pages.as_flattened();
+        let frame = FOLIO_DST.with_borrow_mut(|dst| {
+            dst.resize(src.len(), 0);
+            match self
+                .tfm
+                .compress(&[IoSlice::new(src)], &mut [IoSliceMut::new(dst)])
+            {
+                Ok(len) if len < src.len() => {
+                    let mut chunks = Vec::with_capacity(len.div_ceil(PAGE_SIZE));
+                    for piece in dst[..len].chunks(PAGE_SIZE) {
+                        match self.alloc(offset, piece.len()) {
+                            Ok(h) => {
+                                self.pool.write(&h, piece);
+                                chunks.push(h);
+                            }
+                            Err(e) => {
+                                chunks.into_iter().for_each(|h| self.pool.free(h));
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(Some((chunks, len)))
+                }
+                Ok(_) => Ok(None),
+                Err(e) if e.errno() == libc::ENOSPC => Ok(None),
+                Err(_) => {
+                    inc(&self.counters.reject_compress_fail);
+                    Ok(None)
+                }
+            }
+        });
+        let Some((chunks, length)) = (match frame {
+            Ok(f) => f,
+            Err(e) => return refuse(e),
+        }) else {
+            // Not smaller than the folio: each page on its own, as it is.
+            for (o, p) in offsets.clone().zip(pages) {
+                let state = match same_filled(p) {
+                    Some(fill) => State::Filled(fill),
+                    None => {
+                        inc(&self.counters.reject_compress_poor);
+                        match self.alloc(o, PAGE_SIZE) {
+                            Ok(handle) => {
+                                self.pool.write(&handle, p);
+                                State::Pool {
+                                    handle,
+                                    length: PAGE_SIZE as u32,
+                                    raw: true,
+                                    codec: FrameTag::Primary,
+                                }
+                            }
+                            Err(e) => return refuse(e),
+                        }
+                    }
+                };
+                self.install(o, state);
+            }
+            return Ok(FolioKind::Pages);
+        };
+        let c = &self.counters;
+        inc(&c.stored_folios);
+        c.folio_pages.fetch_add(n as u64, Ordering::Relaxed);
+        c.stored_bytes.fetch_add(length as u64, Ordering::Relaxed);
+        let folio = Arc::new(Folio {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            first: offset,
+            pages: n,
+            length,
+            chunks: RwLock::new(chunks),
+            live: AtomicUsize::new(n),
+        });
+        for (k, o) in offsets.enumerate() {
+            let state = State::Folio {
+                folio: Arc::clone(&folio),
+                index: k,
+            };
+            self.install(o, state);
+        }
+        Ok(FolioKind::Frame)
+    }
+
+    /// Loads the `pages.len()` pages at `offset..`: where they are exactly one folio's, all
+    /// still served by its frame, the frame is decoded once into them (a folio swap-in);
+    /// else page by page, as [`Zswap::load`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`], for the first page that fails ([`LoadError::NotFound`] where one
+    /// has no entry); `pages` is then unspecified.
+    pub fn load_folio(&self, offset: u64, pages: &mut [Page]) -> Result<(), LoadError> {
+        let n = pages.len();
+        if n > 1 && offset.checked_add(n as u64 - 1).is_some() {
+            let entries: Option<Vec<Arc<Entry>>> =
+                (0..n as u64).map(|k| self.lookup(offset + k)).collect();
+            if let Some(entries) = entries {
+                // Locked in offset order, for reading only: no writer holds two.
+                let guards: Vec<_> = entries.iter().map(|e| e.state.read()).collect();
+                let whole = match &*guards[0] {
+                    State::Folio { folio, index: 0 } if folio.pages == n => {
+                        guards.iter().enumerate().all(|(k, g)| {
+                            matches!(&**g, State::Folio { folio: f, index } if *index == k && Arc::ptr_eq(f, folio))
+                        })
+                        .then(|| Arc::clone(folio))
+                    }
+                    _ => None,
+                };
+                if let Some(folio) = whole {
+                    entries
+                        .iter()
+                        .for_each(|e| e.referenced.store(true, Ordering::Relaxed));
+                    let chunks = folio.chunks.read();
+                    return self
+                        .decode_frame(&chunks, folio.length, pages.as_flattened_mut())
+                        .inspect_err(|_| inc(&self.counters.decompress_fail));
+                }
+            }
+        }
+        for (o, page) in (offset..).zip(pages.iter_mut()) {
+            self.load_kind(o, page)?;
+        }
+        Ok(())
+    }
+
+    /// The folio whose frame serves `offset` now, if one does.
+    pub fn folio(&self, offset: u64) -> Option<FolioInfo> {
+        let e = self.lookup(offset)?;
+        match &*e.state.read() {
+            State::Folio { folio, .. } => Some(folio.info()),
+            _ => None,
+        }
+    }
+
+    /// Decodes the whole frame of the folio that serves `offset` into `out`'s first
+    /// `pages` pages (a fault-around swap-in decoding the folio into a buffer of its own),
+    /// and says which folio it was. Pages of the folio that left it since come out as they
+    /// were stored: only a page the folio still serves ([`Zswap::folio`] gives its id) is
+    /// its page now.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::NotFound`] where no folio's frame serves `offset`;
+    /// [`LoadError::ShortBuffer`] where `out` has fewer pages than the folio;
+    /// [`LoadError::Decompress`] or [`LoadError::WrongLength`] where the frame is bad.
+    pub fn read_folio(&self, offset: u64, out: &mut [Page]) -> Result<FolioInfo, LoadError> {
+        loop {
+            let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            let state = entry.state.read();
+            let folio = match &*state {
+                State::Dead => continue,
+                State::Folio { folio, .. } => folio,
+                _ => return Err(LoadError::NotFound),
+            };
+            if out.len() < folio.pages {
+                return Err(LoadError::ShortBuffer {
+                    needed: folio.pages,
+                });
+            }
+            entry.referenced.store(true, Ordering::Relaxed);
+            let chunks = folio.chunks.read();
+            self.decode_frame(&chunks, folio.length, out[..folio.pages].as_flattened_mut())
+                .inspect_err(|_| inc(&self.counters.decompress_fail))?;
+            return Ok(folio.info());
+        }
+    }
+
+    /// Page `k` of `folio`, under its entry's lock: a range read where the algorithm has
+    /// one (zstd), else the frame decoded into a per-thread buffer and the page copied.
+    pub(super) fn read_folio_page(
+        &self,
+        folio: &Folio,
+        k: usize,
+        page: &mut Page,
+    ) -> Result<LoadKind, LoadError> {
+        let chunks = folio.chunks.read();
+        let res = if self.tfm.name() == "zstd" {
+            let at = (k * PAGE_SIZE) as u64;
+            decoded(
+                frame_sg(self, &chunks, folio.length, |src| {
+                    self.tfm
+                        .decompress_range(src, &mut [Segment::new(at, page)])
+                }),
+                PAGE_SIZE,
+            )
+        } else {
+            SCRATCH.with_borrow_mut(|buf| {
+                buf.resize(folio.pages * PAGE_SIZE, 0);
+                self.decode_frame(&chunks, folio.length, buf)?;
+                page.copy_from_slice(&buf[k * PAGE_SIZE..][..PAGE_SIZE]);
+                Ok(())
+            })
+        };
+        res.inspect_err(|_| inc(&self.counters.decompress_fail))
+            .map(|()| LoadKind::Folio)
+    }
+
+    /// Decodes a frame into `out`, exactly its bytes: straight from the object where the
+    /// frame is one, else gathered into one buffer first (the one-shot path), as zsmalloc
+    /// copies an object that straddles pages into a per-CPU buffer to map it.
+    fn decode_frame(
+        &self,
+        chunks: &[Handle],
+        length: usize,
+        out: &mut [u8],
+    ) -> Result<(), LoadError> {
+        let want = out.len();
+        let res = match chunks {
+            [one] => self.pool.read_sg(one, length, |src| match src {
+                [s] => self.tfm.decompress_to_buffer(s, out),
+                _ => self.tfm.decompress(src, &mut [IoSliceMut::new(out)]),
+            }),
+            _ => GATHER.with_borrow_mut(|gather| {
+                gather.resize(length, 0);
+                self.pool
+                    .read_chain_sg(chunks, length, |src| copy_frags(src, gather));
+                self.tfm.decompress_to_buffer(gather, out)
+            }),
+        };
+        decoded(res, want)
+    }
+
+    /// A page leaves `folio` (invalidated, taken, replaced or written back; the caller holds
+    /// its entry's lock for writing): the last to leave frees the frame.
+    pub(super) fn leave_folio(&self, folio: &Folio) {
+        let c = &self.counters;
+        dec(&c.folio_pages);
+        let left = folio.live.fetch_sub(1, Ordering::AcqRel) - 1;
+        let length = folio.length as u64;
+        if left > 0 {
+            inc(&c.held_folio_pages);
+            if left == folio.pages - 1 {
+                c.held_folio_bytes.fetch_add(length, Ordering::Relaxed);
+            }
+            return;
+        }
+        c.held_folio_pages
+            .fetch_sub(folio.pages as u64 - 1, Ordering::Relaxed);
+        c.held_folio_bytes.fetch_sub(length, Ordering::Relaxed);
+        std::mem::take(&mut *folio.chunks.write())
+            .into_iter()
+            .for_each(|h| self.pool.free(h));
+        dec(&c.stored_folios);
+        c.stored_bytes.fetch_sub(length, Ordering::Relaxed);
+    }
+
+    /// Compaction of a folio's object at `place`, under the entry's lock: moves it if it
+    /// is still there. Returns whether it moved.
+    pub(super) fn migrate_folio(&self, folio: &Folio, place: (u16, u32, u16)) -> bool {
+        let mut chunks = folio.chunks.write();
+        let last = chunks.len().saturating_sub(1);
+        let tail = folio.length - last * PAGE_SIZE;
+        chunks.iter_mut().enumerate().any(|(i, h)| {
+            h.place() == place
+                && self
+                    .pool
+                    .migrate(h, if i == last { tail } else { PAGE_SIZE })
+        })
+    }
+}

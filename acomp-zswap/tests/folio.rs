@@ -1,0 +1,405 @@
+//! The contract for folios (`Zswap::store_folio`): each line of the crate docs holds for
+//! the pages of a folio as for pages stored alone.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use acomp::Acomp;
+use acomp_zswap::{
+    EntryInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, PAGE_SIZE, Page, StoreError, Zswap,
+};
+use common::{MemDevice, check, mix, page, page_with, within_budget};
+
+fn zero() -> Page {
+    [0; PAGE_SIZE]
+}
+
+/// The pages of store `id` of the folio at `first`: [`page`]s, each naming its offset.
+fn folio(first: u64, n: usize, id: u64) -> Vec<Page> {
+    (0..n as u64).map(|k| page(first + k, id)).collect()
+}
+
+fn tier(alg: &str, budget: u64) -> Zswap {
+    Zswap::builder(Acomp::new(alg).unwrap())
+        .max_pool_bytes(budget)
+        .build()
+        .unwrap()
+}
+
+/// Line 1 for folios: every page loads back by its own offset (a range read with zstd, a
+/// decode with lz4), alone or as the folio; a page invalidated or stored again leaves the
+/// frame, which stays for the others and goes with the last. Sparse offsets: 2^40.
+#[test]
+fn folio_pages_load_back_by_their_offsets() {
+    for alg in ["zstd", "lz4"] {
+        let z = tier(alg, 64 << 20);
+        let first = 1u64 << 40;
+        let n = 16;
+        assert_eq!(
+            z.store_folio(first, &folio(first, n, 1)).unwrap(),
+            FolioKind::Frame
+        );
+        let s = z.stats();
+        assert_eq!(
+            (s.stored_pages, s.stored_folios, s.folio_pages),
+            (16, 1, 16)
+        );
+        let Some(EntryInfo::Folio(info)) = z.entry(first + 5) else {
+            panic!("{:?}", z.entry(first + 5))
+        };
+        assert_eq!((info.first, info.pages), (first, n));
+        assert_eq!(s.stored_bytes, info.length as u64);
+        // More than a page: a chain of page-sized objects and a tail.
+        assert!(
+            PAGE_SIZE < info.length && info.length < n * PAGE_SIZE * 6 / 10,
+            "{alg}: {}",
+            info.length
+        );
+        let mut out = zero();
+        for k in (0..n as u64).rev() {
+            assert_eq!(z.load_kind(first + k, &mut out).unwrap(), LoadKind::Folio);
+            assert_eq!(check(first + k, &out), 1);
+        }
+        let mut all = vec![zero(); n];
+        z.load_folio(first, &mut all).unwrap();
+        assert_eq!(all, folio(first, n, 1));
+        let mut whole = vec![zero(); n];
+        assert_eq!(z.read_folio(first + 9, &mut whole).unwrap(), info);
+        assert_eq!(whole, all);
+        assert!(matches!(
+            z.read_folio(first, &mut whole[..3]),
+            Err(LoadError::ShortBuffer { needed: 16 })
+        ));
+
+        // Page 3 invalidated, page 5 stored again alone: both leave the frame.
+        assert!(z.invalidate(first + 3));
+        z.store(first + 5, &page(first + 5, 2)).unwrap();
+        let s = z.stats();
+        assert_eq!(
+            (s.stored_pages, s.folio_pages, s.stored_folios),
+            (15, 14, 1)
+        );
+        assert_eq!(
+            (s.held_folio_pages, s.held_folio_bytes),
+            (2, info.length as u64)
+        );
+        assert!(matches!(
+            z.load(first + 3, &mut out),
+            Err(LoadError::NotFound)
+        ));
+        z.load(first + 5, &mut out).unwrap();
+        assert_eq!(check(first + 5, &out), 2);
+        assert_eq!(z.folio(first + 5), None);
+        assert_eq!(z.folio(first + 6), Some(info));
+        // The folio load now goes page by page and finds page 3 gone.
+        assert!(matches!(
+            z.load_folio(first, &mut all),
+            Err(LoadError::NotFound)
+        ));
+        z.load_folio(first + 4, &mut all[..4]).unwrap();
+        assert_eq!(check(first + 5, &all[1]), 2);
+        assert_eq!(check(first + 7, &all[3]), 1);
+        // take leaves it too; the last page to leave frees the frame.
+        z.take(first, &mut out).unwrap();
+        assert_eq!(check(first, &out), 1);
+        for k in 0..n as u64 {
+            if k != 5 {
+                z.invalidate(first + k);
+            }
+            let s = z.stats();
+            if k < 15 {
+                assert_eq!(s.stored_folios, 1, "{alg}: freed early at {k}");
+                z.load(first + 15, &mut out).unwrap();
+                assert_eq!(check(first + 15, &out), 1);
+            }
+        }
+        let s = z.stats();
+        assert_eq!(
+            (
+                s.stored_folios,
+                s.folio_pages,
+                s.held_folio_pages,
+                s.held_folio_bytes
+            ),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(s.stored_pages, 1);
+        z.invalidate(first + 5);
+        let s = z.stats();
+        assert_eq!((s.pool_total_size, s.stored_bytes), (0, 0), "{alg}");
+    }
+}
+
+/// A folio stored again over itself replaces every page; folios of other sizes over
+/// part of it replace those pages only.
+#[test]
+fn folios_stored_again_replace_page_by_page() {
+    let z = tier("zstd", 64 << 20);
+    z.store_folio(100, &folio(100, 8, 1)).unwrap();
+    z.store_folio(100, &folio(100, 8, 2)).unwrap();
+    z.store_folio(104, &folio(104, 8, 3)).unwrap();
+    let s = z.stats();
+    assert_eq!(
+        (s.stored_pages, s.stored_folios, s.held_folio_pages),
+        (12, 2, 4)
+    );
+    let mut out = zero();
+    for o in 100..112 {
+        z.load(o, &mut out).unwrap();
+        assert_eq!(check(o, &out), if o < 104 { 2 } else { 3 });
+    }
+    // The first folio's pages, half of them now the second's: page by page, not one decode.
+    let mut eight = vec![zero(); 8];
+    z.load_folio(100, &mut eight).unwrap();
+    for (o, p) in (100..).zip(&eight) {
+        assert_eq!(check(o, p), if o < 104 { 2 } else { 3 });
+    }
+    for o in 100..112 {
+        z.invalidate(o);
+    }
+    assert_eq!(z.stats().pool_total_size, 0);
+}
+
+/// Line 3 for folios: a folio that does not compress keeps its pages as they are, one
+/// that is all same-filled its fill values; both counted as pages alone are.
+#[test]
+fn incompressible_and_same_filled_folios_are_kept_page_by_page() {
+    let z = tier("lz4", 64 << 20);
+    let mut r = 1;
+    let mut noise = vec![zero(); 4];
+    for p in &mut noise {
+        for b in p.iter_mut() {
+            r = mix(r);
+            *b = r as u8;
+        }
+    }
+    assert_eq!(z.store_folio(0, &noise).unwrap(), FolioKind::Pages);
+    assert_eq!(
+        z.store_folio(10, &[[7; PAGE_SIZE], [0; PAGE_SIZE]])
+            .unwrap(),
+        FolioKind::SameFilled
+    );
+    let s = z.stats();
+    assert_eq!(
+        (
+            s.stored_pages,
+            s.stored_incompressible_pages,
+            s.same_filled_pages,
+            s.stored_folios
+        ),
+        (6, 4, 2, 0)
+    );
+    assert_eq!(z.entry(11), Some(EntryInfo::SameFilled(0)));
+    assert_eq!(z.entry(1), Some(EntryInfo::Incompressible));
+    let mut out = zero();
+    for (o, want) in noise.iter().enumerate() {
+        z.load(o as u64, &mut out).unwrap();
+        assert_eq!(&out, want);
+    }
+    z.load(10, &mut out).unwrap();
+    assert_eq!(out, [7; PAGE_SIZE]);
+}
+
+/// Bad folios are refused with what was given, and nothing changes.
+#[test]
+fn bad_folios_are_refused() {
+    let z = tier("lz4", 64 << 20);
+    z.store(u64::MAX, &page(u64::MAX, 1)).unwrap();
+    for (offset, n) in [(0, 0), (0, MAX_FOLIO_PAGES + 1), (u64::MAX, 2)] {
+        match z.store_folio(offset, &folio(offset.min(1 << 20), n, 2)) {
+            Err(e @ StoreError::BadFolio { .. }) => {
+                assert!(
+                    matches!(e, StoreError::BadFolio { offset: o, pages } if o == offset && pages == n)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut out = zero();
+    z.load(u64::MAX, &mut out).unwrap();
+    assert_eq!(check(u64::MAX, &out), 1);
+    assert_eq!(z.stats().stored_pages, 1);
+    // The last two offsets hold a folio; the largest folio is taken.
+    z.store_folio(u64::MAX - 1, &folio(u64::MAX - 1, 2, 3))
+        .unwrap();
+    z.load(u64::MAX, &mut out).unwrap();
+    assert_eq!(check(u64::MAX, &out), 3);
+    z.store_folio(0, &folio(0, MAX_FOLIO_PAGES, 4)).unwrap();
+    let mut all = vec![zero(); MAX_FOLIO_PAGES];
+    z.load_folio(0, &mut all).unwrap();
+    assert_eq!(all, folio(0, MAX_FOLIO_PAGES, 4));
+}
+
+/// Lines 2 and 5 for folios: under a budget the coldest folio pages go to the device, the
+/// budget holds after every store, and every page loads back; a device that fails every
+/// third batch and every fourth read loses nothing.
+#[test]
+fn folios_write_back_within_the_budget_and_device_faults_lose_nothing() {
+    let dev = Arc::new(MemDevice::default());
+    dev.fail_write_every.store(3, Relaxed);
+    dev.fail_read_every.store(4, Relaxed);
+    let z = Zswap::builder(Acomp::new("zstd").unwrap())
+        .max_pool_bytes(64 * PAGE_SIZE as u64)
+        .device(Arc::clone(&dev))
+        .build()
+        .unwrap();
+    let mut kept = HashMap::new();
+    for f in 0..100u64 {
+        let first = f * 16;
+        match z.store_folio(first, &folio(first, 16, f)) {
+            Ok(kind) => {
+                assert_eq!(kind, FolioKind::Frame);
+                (first..first + 16).for_each(|o| {
+                    kept.insert(o, f);
+                });
+            }
+            Err(StoreError::Writeback(e)) => assert_eq!(e.to_string(), "planted write fault"),
+            Err(e) => panic!("{e}"),
+        }
+        within_budget(&z);
+    }
+    let s = z.stats();
+    assert!(s.written_back_pages > 0 && s.device_write_fail > 0, "{s:?}");
+    assert_eq!(s.stored_pages + s.device_pages, kept.len() as u64);
+    assert!(kept.len() > 1000, "{}", kept.len());
+    let mut out = zero();
+    let mut io_errors = 0;
+    for (&o, &id) in &kept {
+        loop {
+            match z.load(o, &mut out) {
+                Ok(()) => break,
+                Err(LoadError::Io(_)) => io_errors += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(check(o, &out), id);
+    }
+    assert!(io_errors > 0);
+    // Written back page by page, a folio's frame goes once its last page has.
+    dev.fail_write_every.store(0, Relaxed);
+    dev.fail_read_every.store(0, Relaxed);
+    z.writeback(usize::MAX).unwrap();
+    let s = z.stats();
+    assert_eq!(
+        (
+            s.stored_pages,
+            s.stored_folios,
+            s.held_folio_pages,
+            s.pool_total_size
+        ),
+        (0, 0, 0, 0)
+    );
+    for (&o, &id) in &kept {
+        assert_eq!(z.load_kind(o, &mut out).unwrap(), LoadKind::Device);
+        assert_eq!(check(o, &out), id);
+    }
+}
+
+/// Line 4 for folios: threads store folios and single pages over the same offsets, load
+/// pages and folios and invalidate; every page loaded is one store's whole page of its
+/// offset, and nothing is left when all is invalidated.
+#[test]
+fn threads_on_overlapping_folios_never_mix_pages() {
+    let z = tier("zstd", 64 << 20);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let z = &z;
+            s.spawn(move || {
+                let mut r = t + 1;
+                let mut out = zero();
+                let mut four = vec![zero(); 4];
+                for i in 0..3000u64 {
+                    r = mix(r);
+                    let first = r % 60;
+                    let id = (t << 32) | i;
+                    match r >> 60 {
+                        0..=3 => {
+                            let n = 2 + (r >> 8) as usize % 7;
+                            z.store_folio(first, &folio(first, n, id)).unwrap();
+                        }
+                        4..=5 => z.store(first, &page(first, id)).unwrap(),
+                        6 => {
+                            z.invalidate(first);
+                        }
+                        7..=8 => match z.load_folio(first, &mut four) {
+                            Ok(()) => {
+                                for (k, p) in four.iter().enumerate() {
+                                    check(first + k as u64, p);
+                                }
+                            }
+                            Err(LoadError::NotFound) => {}
+                            Err(e) => panic!("{e}"),
+                        },
+                        9 => {
+                            z.compact();
+                        }
+                        _ => match z.load(first, &mut out) {
+                            Ok(()) => {
+                                check(first, &out);
+                            }
+                            Err(LoadError::NotFound) => {}
+                            Err(e) => panic!("{e}"),
+                        },
+                    }
+                }
+            });
+        }
+    });
+    for o in 0..70 {
+        z.invalidate(o);
+    }
+    let s = z.stats();
+    assert_eq!(
+        (
+            s.stored_pages,
+            s.stored_folios,
+            s.folio_pages,
+            s.held_folio_pages,
+            s.held_folio_bytes,
+            s.stored_bytes,
+            s.pool_total_size
+        ),
+        (0, 0, 0, 0, 0, 0, 0)
+    );
+}
+
+/// Line 6 for folios: compaction moves the objects of folio frames too, and they load back.
+#[test]
+fn compaction_moves_folio_frames() {
+    let z = tier("lz4", 256 << 20);
+    let n = 1500u64;
+    let body = |o: u64| page_with(o, 1, 100 + 40 * (o % 8) as usize);
+    for f in 0..n {
+        let pages: Vec<Page> = (0..4).map(|k| body(f * 4 + k)).collect();
+        assert_eq!(z.store_folio(f * 4, &pages).unwrap(), FolioKind::Frame);
+    }
+    let mut r = 3;
+    let mut gone = Vec::new();
+    for f in 0..n {
+        r = mix(r);
+        if r % 2 == 0 {
+            (0..4).for_each(|k| {
+                z.invalidate(f * 4 + k);
+            });
+            gone.push(f);
+        }
+    }
+    let churned = z.stats();
+    assert!(churned.packing() < 0.8, "{}", churned.packing());
+    assert!(z.compact() > 0);
+    let after = z.stats();
+    assert!(after.packing() >= 0.9, "packing {}", after.packing());
+    let mut out = zero();
+    for o in 0..n * 4 {
+        let got = z.load(o, &mut out);
+        if gone.binary_search(&(o / 4)).is_ok() {
+            assert!(matches!(got, Err(LoadError::NotFound)));
+        } else {
+            got.unwrap();
+            assert_eq!(out, body(o));
+        }
+    }
+}
