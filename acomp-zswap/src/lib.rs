@@ -114,6 +114,11 @@ pub use store::{
     StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
 };
 
+// The README's example runs as a doctest, so that what a user copies from it works.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// Bytes in a page, stored or backing.
 pub const PAGE_SIZE: usize = 4096;
 
