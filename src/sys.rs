@@ -9,6 +9,7 @@ use std::sync::Arc;
 use zstd_safe::{CCtx, DCtx, zstd_sys};
 
 mod lz4;
+pub(crate) mod lz4_copy;
 pub(crate) use lz4::lz4_decode_fast;
 
 /// The CPU the calling thread runs on (`sched_getcpu(3)`), or `None` where the kernel

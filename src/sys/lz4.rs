@@ -16,9 +16,10 @@
 
 use std::ptr;
 
-use crate::alg::lz4::block::{MIN_MATCH, RUN_MASK};
-use crate::alg::lz4::copy::{FOLLOW, FOLLOW_WILD_LITERALS, Pattern, copy_long_match};
-use crate::alg::lz4::fast::{AFTER_SHORT_MATCH, FAST_ROOM, TOKEN_INPUT};
+use super::lz4_copy::{
+    AFTER_SHORT_MATCH, FAST_ROOM, FOLLOW, FOLLOW_WILD_LITERALS, MIN_MATCH, Pattern, RUN_MASK,
+    TOKEN_INPUT, copy_long_match,
+};
 
 /// Decodes sequences from `src` into `dst` at `op` while they are far from both ends:
 /// returns how many bytes of `src` it took (up to the first token it left) and the

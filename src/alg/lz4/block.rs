@@ -18,18 +18,13 @@
 use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
 use super::fast::decode_fast;
 use crate::Error;
+pub(super) use crate::sys::lz4_copy::{MIN_MATCH, RUN_MASK};
 
 /// Bytes of output after the last match that must be literals (`LASTLITERALS`).
 pub(super) const LAST_LITERALS: usize = 5;
 
 /// The last match starts at least this many bytes before the end of the output (`MFLIMIT`).
 pub(super) const MF_LIMIT: usize = 12;
-
-/// Shortest match (`MINMATCH`): the token's match nibble counts from here.
-pub(crate) const MIN_MATCH: usize = 4;
-
-/// A length nibble of 15: more length bytes follow.
-pub(crate) const RUN_MASK: usize = 15;
 
 /// Why decoding stopped short of the block's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

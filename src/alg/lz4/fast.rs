@@ -4,24 +4,7 @@
 //! which decodes that sequence again from its token and says what is wrong.
 
 use crate::sys;
-
-/// Input left (bytes, from a token on) at every token of the fast loop: the token and the
-/// 16 bytes copied as literals before it is looked at, and one more, so that a valid block
-/// has at least 16 bytes of output from the token on (`R` bytes decode to at least
-/// `R - 2 - R / 255`, `copy.rs`).
-pub(crate) const TOKEN_INPUT: usize = 18;
-
-/// Input left (bytes) after the match offset of a sequence of short lengths (a literal
-/// nibble and a match nibble under 15) that the fast loop takes. In a valid block at least
-/// 21 bytes of output follow the offset, more than the 20 past a 4-byte match that its
-/// three 8-byte chunks write; if it is the block's last match, at least 21 literals follow
-/// it, more than `LASTLITERALS` (5) and `MFLIMIT` (12) ask; and the next token has at
-/// least [`TOKEN_INPUT`] bytes.
-pub(crate) const AFTER_SHORT_MATCH: usize = 23;
-
-/// Room (bytes, from the output's end on) that the fast loop wants at every token: 16
-/// bytes of literals, and 24 from a match that starts at most 14 bytes in.
-pub(crate) const FAST_ROOM: usize = 38;
+use crate::sys::lz4_copy::{AFTER_SHORT_MATCH, FAST_ROOM};
 
 /// Decodes sequences from the front of `input` into `dst` at `op` while they are far from
 /// both ends. Returns the rest of the input and the output's end.
