@@ -8,9 +8,11 @@ pub enum Path {
     /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /
     /// `zstd_decompress_one`).
     OneShot,
-    /// Every other request: fragment by fragment through a stream started on first use
-    /// (zstd: the kernel's `zstd_init_cstream` / `zstd_init_dstream`, deferred), or, where
-    /// the format cannot stream, linearised through buffers of the workspace (lz4: the
-    /// kernel's scomp scratch buffers).
+    /// zstd's path for every other request: fragment by fragment through a stream started
+    /// on first use (the kernel's `zstd_init_cstream` / `zstd_init_dstream`, deferred).
     Stream,
+    /// lz4's path for every other request: the block format cannot stream, so the fragments
+    /// are linearised through buffers of the workspace (the kernel's scomp scratch buffers)
+    /// and the block is compressed or decoded there in one call.
+    Linearised,
 }

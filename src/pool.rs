@@ -72,6 +72,7 @@ struct Outcomes {
     rejected: AtomicU64,
     one_shot: AtomicU64,
     stream: AtomicU64,
+    linearised: AtomicU64,
     no_space: AtomicU64,
     corrupt: AtomicU64,
     invalid: AtomicU64,
@@ -85,6 +86,7 @@ struct Tally {
     rejected: u64,
     one_shot: u64,
     stream: u64,
+    linearised: u64,
     no_space: u64,
     corrupt: u64,
     invalid: u64,
@@ -98,6 +100,7 @@ impl Tally {
             Err(Error::Incompressible { .. }) => &mut self.rejected,
             Ok(Path::OneShot) => &mut self.one_shot,
             Ok(Path::Stream) => &mut self.stream,
+            Ok(Path::Linearised) => &mut self.linearised,
             Err(e) => match e.kind() {
                 ErrorKind::NoSpace => &mut self.no_space,
                 ErrorKind::Corrupt => &mut self.corrupt,
@@ -115,6 +118,7 @@ impl Outcomes {
             (&self.rejected, t.rejected),
             (&self.one_shot, t.one_shot),
             (&self.stream, t.stream),
+            (&self.linearised, t.linearised),
             (&self.no_space, t.no_space),
             (&self.corrupt, t.corrupt),
             (&self.invalid, t.invalid),
@@ -132,6 +136,7 @@ impl Outcomes {
             Err(Error::Incompressible { .. }) => &self.rejected,
             Ok(Path::OneShot) => &self.one_shot,
             Ok(Path::Stream) => &self.stream,
+            Ok(Path::Linearised) => &self.linearised,
             Err(e) => match e.kind() {
                 ErrorKind::NoSpace => &self.no_space,
                 ErrorKind::Corrupt => &self.corrupt,
@@ -146,10 +151,12 @@ impl Outcomes {
     fn add_to(&self, s: &mut Stats, kind: RequestKind) {
         let get = |a: &AtomicU64| a.load(Relaxed);
         let (one_shot, stream) = (get(&self.one_shot), get(&self.stream));
+        let linearised = get(&self.linearised);
         let (no_space, corrupt) = (get(&self.no_space), get(&self.corrupt));
         let (invalid, no_memory) = (get(&self.invalid), get(&self.no_memory));
         let rejected = get(&self.rejected);
-        let requests = one_shot + stream + rejected + no_space + corrupt + invalid + no_memory;
+        let served = one_shot + stream + linearised;
+        let requests = served + rejected + no_space + corrupt + invalid + no_memory;
         match kind {
             RequestKind::Compress => s.compress += requests,
             RequestKind::Decompress => s.decompress += requests,
@@ -161,6 +168,7 @@ impl Outcomes {
         s.rejected += rejected;
         s.one_shot += one_shot;
         s.stream += stream;
+        s.linearised += linearised;
         s.no_space += no_space;
         s.corrupt += corrupt;
         s.invalid += invalid;

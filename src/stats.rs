@@ -5,7 +5,7 @@ use std::fmt;
 /// Counters of a transform, from [`Acomp::stats`](crate::Acomp::stats).
 ///
 /// Every request counts once in `compress` or `decompress`, and once more either by the
-/// path that served it (`one_shot`, `stream`), as refused by early rejection (`rejected`),
+/// path that served it (`one_shot`, `stream`, `linearised`), as refused by early rejection (`rejected`),
 /// or by the kind of its error (`no_space`, `corrupt`, `invalid`, `no_memory`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -16,8 +16,11 @@ pub struct Stats {
     pub decompress: u64,
     /// Successful requests served by the one-shot path.
     pub one_shot: u64,
-    /// Successful requests served by the stream path.
+    /// Successful requests served by the stream path (zstd, [`Path::Stream`](crate::Path::Stream)).
     pub stream: u64,
+    /// Successful requests served by linearising their fragments through the workspace
+    /// (lz4, [`Path::Linearised`](crate::Path::Linearised)).
+    pub linearised: u64,
     /// Failed with `ENOSPC` ([`Error::NoSpace`](crate::Error::NoSpace)): the output did not fit.
     pub no_space: u64,
     /// Compressions refused by early rejection ([`ZstdParams::early_rejection`](crate::ZstdParams::early_rejection)),
@@ -64,7 +67,7 @@ pub struct Stats {
 /// Prints the counters in three lines, as the main job's report does:
 ///
 /// ```text
-/// requests: compress 856, decompress 1142 (range 0); one-shot 1605, stream 393, rejected early 0
+/// requests: compress 856, decompress 1142 (range 0); one-shot 1605, stream 393, linearised 0, rejected early 0
 /// errors: no_space 0, corrupt 0, invalid 0, no_memory 0; busy 0, fallback 0
 /// workspaces: 2 of 2 slots, 372 KiB
 /// ```
@@ -75,8 +78,14 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "requests: compress {}, decompress {} (range {}); one-shot {}, stream {}, rejected early {}",
-            self.compress, self.decompress, self.range, self.one_shot, self.stream, self.rejected
+            "requests: compress {}, decompress {} (range {}); one-shot {}, stream {}, linearised {}, rejected early {}",
+            self.compress,
+            self.decompress,
+            self.range,
+            self.one_shot,
+            self.stream,
+            self.linearised,
+            self.rejected
         )?;
         writeln!(
             f,

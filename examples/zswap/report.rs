@@ -271,6 +271,12 @@ pub fn print(input: &Input, r: &Report) {
         "  one-shot {:>12}   stream     {:>12}",
         a.one_shot, a.stream
     );
+    if a.linearised > 0 {
+        println!(
+            "  linearised {:>10}   (lz4's multi-fragment path)",
+            a.linearised
+        );
+    }
     println!(
         "  errors: no_space {}, corrupt {}, invalid {}, no_memory {}; busy {}, fallback {}",
         a.no_space, a.corrupt, a.invalid, a.no_memory, a.busy, a.fallback

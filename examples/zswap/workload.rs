@@ -438,7 +438,8 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
     let after = zswap.acomp().stats();
     let load_paths = (
         after.one_shot - before.one_shot,
-        after.stream - before.stream,
+        // The multi-fragment path: zstd's stream, lz4's linearised.
+        (after.stream + after.linearised) - (before.stream + before.linearised),
     );
     let load_phase = Phase {
         pages: n as u64,

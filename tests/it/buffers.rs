@@ -195,7 +195,7 @@ fn stats_print_themselves() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "requests: compress 1, decompress 1 (range 0); one-shot 1, stream 0, rejected early 0"
+        "requests: compress 1, decompress 1 (range 0); one-shot 1, stream 0, linearised 0, rejected early 0"
     );
     assert_eq!(
         lines[1],

@@ -280,7 +280,10 @@ fn paths_errors_and_reuse() {
     assert!(back == data);
     let s = tfm.stats();
     assert_eq!((s.compress, s.decompress), (1, 4));
-    assert_eq!((s.one_shot, s.stream, s.corrupt), (1, 3, 1));
+    assert_eq!(
+        (s.one_shot, s.linearised, s.stream, s.corrupt),
+        (1, 3, 0, 1)
+    );
     assert!(s.workspace_bytes >= 16 * 1024, "{s:?}");
 }
 

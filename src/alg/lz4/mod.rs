@@ -16,7 +16,7 @@
 //!   match may reach 64 KiB back into the output), so a source in several fragments is
 //!   copied into one buffer of the workspace, and output for a destination in several
 //!   fragments is made in another and copied out, as the kernel's scomp layer does with its
-//!   per-CPU scratch buffers. Reported as [`Path::Stream`].
+//!   per-CPU scratch buffers. Reported as [`Path::Linearised`].
 //!
 //! # The largest request
 //!
@@ -165,7 +165,7 @@ impl Algorithm for Lz4 {
             Fragments::One { src, dst } => Ok((self.compress_one(ws, src, dst)?, Path::OneShot)),
             req => req.walk(|walk| {
                 self.compress_walk(ws, walk)?;
-                Ok(Path::Stream)
+                Ok(Path::Linearised)
             }),
         }
     }
@@ -179,7 +179,7 @@ impl Algorithm for Lz4 {
             Fragments::One { src, dst } => Ok((self.decode_into(src, dst)?, Path::OneShot)),
             req => req.walk(|walk| {
                 self.decompress_linear(ws, walk)?;
-                Ok(Path::Stream)
+                Ok(Path::Linearised)
             }),
         }
     }
