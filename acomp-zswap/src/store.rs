@@ -14,7 +14,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{self, IoSlice, IoSliceMut};
+use std::io::{IoSlice, IoSliceMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -25,12 +25,19 @@ use crate::device::SwapDevice;
 use crate::lru::Lru;
 use crate::pool::{AllocError, Handle, Pool};
 use crate::recompress::{FrameTag, IdleMark, Recompressor};
-use crate::stats::{Counters, Stats, dec, inc};
+use crate::stats::{Counters, dec, inc};
 use crate::{PAGE_SIZE, Page};
 
+mod builder;
 mod folio;
+mod inspect;
+mod outcome;
+mod writeback;
+
+pub use builder::Builder;
 use folio::Folio;
 pub use folio::{FolioInfo, FolioKind, MAX_FOLIO_PAGES};
+pub use outcome::{BuildError, EntryInfo, LoadError, LoadKind, StoreError, StoreKind};
 
 /// Independent locks on the entries, so that threads on different offsets seldom meet.
 const SHARDS: usize = 64;
@@ -78,287 +85,6 @@ pub(crate) struct Entry {
     pub(crate) lru: AtomicU64,
     // recompress: zram's idle mark and whether recompression was tried since the store.
     pub(crate) idle: IdleMark,
-}
-
-/// How [`Zswap::store_kind`] kept a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
-    /// Compressed by acomp.
-    Compressed,
-    /// Compression failed or did not pay: kept as it is.
-    Incompressible,
-    /// All bytes equal: kept as the fill value.
-    SameFilled,
-}
-
-/// Where [`Zswap::load_kind`] found a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadKind {
-    /// Decompressed from one fragment of the pool: acomp's one-shot path.
-    OneFragment,
-    /// Decompressed from two fragments (the object straddles backing pages): the stream path.
-    Straddling,
-    /// Copied from the pool: the page was kept as it is.
-    Copied,
-    /// Filled with the page's one byte value.
-    Filled,
-    /// Read from the device and checked.
-    Device,
-    /// Decoded from a folio's frame ([`Zswap::store_folio`]): a range read where the
-    /// algorithm has one.
-    Folio,
-}
-
-/// What an offset holds, from [`Zswap::entry`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryInfo {
-    /// A frame of this many bytes in the pool.
-    Compressed {
-        /// Bytes of the frame (zswap's `entry->length`).
-        length: usize,
-    },
-    /// The page as it is, in a page-sized object of the pool.
-    Incompressible,
-    /// Every byte is this value; nothing in the pool.
-    SameFilled(u8),
-    /// Written back to the device.
-    Device,
-    /// A page of a folio's frame ([`Zswap::store_folio`]).
-    Folio(FolioInfo),
-}
-
-/// Why a store was refused: the page stays with the caller (who sends it to swap as the
-/// kernel does when `zswap_store` returns false). Any entry the offset had is invalidated,
-/// so that a stale copy is never loaded.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum StoreError {
-    /// The pool is at its budget and no room could be made: there is no device, or the pool
-    /// has not yet fallen below the accept threshold since it was last full.
-    PoolFull,
-    /// The pool is at its budget and writing back to the device failed with this error.
-    Writeback(io::Error),
-    /// [`Zswap::store_folio`] was given no pages, more than [`MAX_FOLIO_PAGES`], or pages
-    /// that run past `u64::MAX`: nothing was stored or invalidated.
-    BadFolio {
-        /// The first offset given.
-        offset: u64,
-        /// The pages given.
-        pages: usize,
-    },
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreError::PoolFull => write!(f, "page refused: the pool is at its budget"),
-            StoreError::BadFolio { offset, pages } => write!(
-                f,
-                "folio of {pages} pages at offset {offset} refused: 1 to {MAX_FOLIO_PAGES} pages, ending at u64::MAX at most"
-            ),
-            StoreError::Writeback(e) => {
-                write!(
-                    f,
-                    "page refused: the pool is at its budget and writeback failed: {e}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StoreError::Writeback(e) => Some(e),
-            StoreError::PoolFull | StoreError::BadFolio { .. } => None,
-        }
-    }
-}
-
-/// Why a load failed. The entry is kept in every case but `NotFound`; `page` is then
-/// unspecified.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// No entry at this offset: never stored, invalidated, or taken.
-    NotFound,
-    /// The device failed to read the page; the same load may succeed once it does.
-    Io(io::Error),
-    /// The page read from the device does not match its checksum (a flipped bit, a torn
-    /// write, another page's bytes).
-    Corrupt {
-        /// The device key it was read from.
-        key: u64,
-        /// The checksum kept at writeback.
-        expected: u32,
-        /// The checksum of what was read.
-        found: u32,
-    },
-    /// acomp refused the frame in the pool (counted in `decompress_fail`).
-    Decompress(acomp::Error),
-    /// The frame in the pool decompressed to this many bytes, not a page (or not the
-    /// folio's pages).
-    WrongLength(usize),
-    /// [`Zswap::read_folio`]'s buffer has fewer pages than the folio's `needed`.
-    ShortBuffer {
-        /// The folio's pages.
-        needed: usize,
-    },
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LoadError::NotFound => write!(f, "no entry at this offset"),
-            LoadError::Io(e) => write!(f, "reading the page from the device failed: {e}"),
-            LoadError::Corrupt {
-                key,
-                expected,
-                found,
-            } => write!(
-                f,
-                "the page under device key {key} is corrupt: checksum {found:08x}, expected {expected:08x}"
-            ),
-            LoadError::Decompress(e) => write!(f, "decompression failed: {e}"),
-            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not what was stored"),
-            LoadError::ShortBuffer { needed } => {
-                write!(f, "the buffer is shorter than the folio's {needed} pages")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LoadError::Io(e) => Some(e),
-            LoadError::Decompress(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-/// Why [`Builder::build`] refused the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// `max_pool_bytes` is less than one page.
-    BudgetTooSmall(u64),
-    /// `accept_threshold_percent` is above 100.
-    BadThreshold(u8),
-}
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::BudgetTooSmall(n) => {
-                write!(
-                    f,
-                    "max_pool_bytes {n} is less than a page ({PAGE_SIZE} bytes)"
-                )
-            }
-            BuildError::BadThreshold(p) => {
-                write!(f, "accept_threshold_percent {p} is above 100")
-            }
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
-
-/// The configuration of a [`Zswap`], from [`Zswap::builder`].
-pub struct Builder {
-    tfm: Acomp,
-    max_pool_bytes: Option<u64>,
-    accept_threshold_percent: u8,
-    device: Option<Box<dyn SwapDevice>>,
-    // recompress: the second transform, for idle entries.
-    pub(crate) recompress: Option<Acomp>,
-}
-
-impl std::fmt::Debug for Builder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Builder")
-            .field("max_pool_bytes", &self.max_pool_bytes)
-            .field("accept_threshold_percent", &self.accept_threshold_percent)
-            .field("device", &self.device.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-/// 20% of the machine's memory: zswap's default `max_pool_percent`.
-fn default_budget() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if pages > 0 && size > 0 {
-        (pages as u64).saturating_mul(size as u64) / 5
-    } else {
-        // Unknown: 1 GiB.
-        1 << 30
-    }
-}
-
-impl Builder {
-    /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
-    /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
-    /// zswap's default `max_pool_percent`. Beside the pool, up to
-    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
-    /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
-    /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
-    /// the kernel's `zswap_entry` is outside the budget too).
-    pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
-        self.max_pool_bytes = Some(bytes);
-        self
-    }
-
-    /// zswap's `accept_threshold_percent` (default 90): once the pool has hit its budget and
-    /// a store was refused, stores are refused until the pool falls to this percentage of
-    /// the budget; with a device, the shrinker writes back until it gets there.
-    pub fn accept_threshold_percent(mut self, percent: u8) -> Self {
-        self.accept_threshold_percent = percent;
-        self
-    }
-
-    /// The device the coldest pages are written back to at the budget. Without one, a store
-    /// at the budget is refused.
-    pub fn device(mut self, device: impl SwapDevice + 'static) -> Self {
-        self.device = Some(Box::new(device));
-        self
-    }
-
-    /// The tier.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildError::BudgetTooSmall`] for a budget under a page;
-    /// [`BuildError::BadThreshold`] for a threshold above 100.
-    pub fn build(self) -> Result<Zswap, BuildError> {
-        let bytes = self.max_pool_bytes.unwrap_or_else(default_budget);
-        if bytes < PAGE_SIZE as u64 {
-            return Err(BuildError::BudgetTooSmall(bytes));
-        }
-        if self.accept_threshold_percent > 100 {
-            return Err(BuildError::BadThreshold(self.accept_threshold_percent));
-        }
-        let max_pages = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
-        let accept_pages =
-            (max_pages as u128 * self.accept_threshold_percent as u128 / 100) as usize;
-        Ok(Zswap {
-            tfm: self.tfm,
-            pool: Pool::new(Some(max_pages)),
-            tree: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            lru: Lru::default(),
-            device: self.device,
-            max_pages,
-            accept_pages,
-            full: AtomicBool::new(false),
-            shrinking: Mutex::new(()),
-            next_key: AtomicU64::new(0),
-            counters: Counters::default(),
-            recomp: self.recompress.map(Recompressor::new),
-        })
-    }
 }
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
@@ -411,18 +137,6 @@ fn checksum(key: u64, page: &Page) -> u32 {
 }
 
 impl Zswap {
-    /// A builder over `tfm` (the transform, by value): the budget defaults to 20% of the
-    /// machine's memory, the accept threshold to 90%, and there is no device.
-    pub fn builder(tfm: Acomp) -> Builder {
-        Builder {
-            tfm,
-            max_pool_bytes: None,
-            accept_threshold_percent: 90,
-            device: None,
-            recompress: None,
-        }
-    }
-
     /// The transform, for its [`Acomp::stats`].
     pub fn acomp(&self) -> &Acomp {
         &self.tfm
@@ -787,117 +501,6 @@ impl Zswap {
         }
     }
 
-    /// The shrinker on demand: writes back up to `max_pages` of the coldest pool entries to
-    /// the device, in batches, and frees their objects. Returns how many were written back:
-    /// fewer when the pool runs out of entries.
-    ///
-    /// # Errors
-    ///
-    /// [`io::ErrorKind::Unsupported`] without a device; the device's error where a batch
-    /// fails (its pages stay in the pool; batches written before stay written).
-    pub fn writeback(&self, max_pages: usize) -> io::Result<usize> {
-        if self.device.is_none() {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "writeback without a swap device",
-            ));
-        }
-        let _one = self.shrinking.lock();
-        let mut written = 0;
-        while written < max_pages {
-            let n = self.write_batch((max_pages - written).min(WRITEBACK_BATCH))?;
-            if n == 0 {
-                break;
-            }
-            written += n;
-        }
-        Ok(written)
-    }
-
-    /// Writes back one batch of up to `n` of the coldest entries; returns how many, 0 only
-    /// where the LRU is empty or every entry in it is busy several times over.
-    fn write_batch(&self, n: usize) -> io::Result<usize> {
-        for _ in 0..4 {
-            match self.try_write_batch(n)? {
-                (0, 0) => return Ok(0),
-                (0, _) => continue,
-                (written, _) => return Ok(written),
-            }
-        }
-        Ok(0)
-    }
-
-    /// One try at a batch: (written, isolated).
-    fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
-        let c = &self.counters;
-        let dev = self.device.as_ref().expect("callers check for a device");
-        let victims = self.lru.isolate(n);
-        if victims.is_empty() {
-            return Ok((0, 0));
-        }
-        // Entries busy with a load (hot) or a store go back for another round.
-        let mut locked = Vec::with_capacity(victims.len());
-        let mut pages: Vec<Box<Page>> = Vec::with_capacity(victims.len());
-        for v in &victims {
-            let Some(state) = v.state.try_write() else {
-                self.lru.push(v);
-                continue;
-            };
-            if !matches!(*state, State::Pool { .. } | State::Folio { .. }) {
-                continue;
-            }
-            let mut page = Box::new([0u8; PAGE_SIZE]);
-            if self.read(&state, &mut page).is_err() {
-                // A frame the pool cannot give back is left where it is (and counted).
-                continue;
-            }
-            let key = self.next_key.fetch_add(1, Relaxed);
-            locked.push((v, state, key, checksum(key, &page)));
-            pages.push(page);
-        }
-        if locked.is_empty() {
-            return Ok((0, victims.len()));
-        }
-        let batch: Vec<(u64, &Page)> = locked
-            .iter()
-            .zip(&pages)
-            .map(|((_, _, key, _), page)| (*key, &**page))
-            .collect();
-        if let Err(e) = dev.write_pages(&batch) {
-            c.device_write_fail.fetch_add(locked.len() as u64, Relaxed);
-            for (v, _state, key, _) in &locked {
-                let _ = dev.discard(*key);
-                self.lru.push(v);
-            }
-            return Err(e);
-        }
-        let written = locked.len();
-        for (_, mut state, key, sum) in locked {
-            let old = std::mem::replace(&mut *state, State::Device { key, checksum: sum });
-            dec(&c.stored_pages);
-            match old {
-                State::Pool {
-                    handle,
-                    length,
-                    raw,
-                    ..
-                } => {
-                    self.pool.free(handle);
-                    if raw {
-                        dec(&c.stored_incompressible_pages);
-                    }
-                    c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
-                }
-                // The frame is freed once its last page leaves it.
-                State::Folio { folio, .. } => self.leave_folio(&folio),
-                _ => unreachable!("checked above, under the same lock"),
-            }
-            inc(&c.device_pages);
-            inc(&c.written_back_pages);
-        }
-        Ok((written, victims.len()))
-    }
-
     /// Compaction (`zs_compact`): moves the objects of the pool's emptiest zspages into
     /// fuller ones of their class, so that the emptied zspages' backing pages are freed.
     /// Returns how many objects moved. Loads of the objects moved wait for their move; others
@@ -922,93 +525,5 @@ impl Zswap {
             .compacted_objects
             .fetch_add(moved as u64, Relaxed);
         moved
-    }
-
-    /// What `offset` holds now, if anything.
-    pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
-        let e = self.lookup(offset)?;
-        let info = match &*e.state.read() {
-            State::Pool { raw: true, .. } => EntryInfo::Incompressible,
-            State::Pool { length, .. } => EntryInfo::Compressed {
-                length: *length as usize,
-            },
-            State::Filled(fill) => EntryInfo::SameFilled(*fill),
-            State::Device { .. } => EntryInfo::Device,
-            State::Folio { folio, .. } => EntryInfo::Folio(folio.info()),
-            State::Dead => return None,
-        };
-        Some(info)
-    }
-
-    /// Whether an entry is at `offset` now.
-    pub fn contains(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some()
-    }
-
-    /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
-    /// backing pages).
-    pub fn straddles(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
-            State::Pool {
-                handle,
-                length,
-                raw: false,
-                ..
-            } => self.pool.straddles(handle, *length as usize),
-            _ => false,
-        })
-    }
-
-    /// Whether the page at `offset` is on the device now.
-    pub fn on_device(&self, offset: u64) -> bool {
-        self.lookup(offset)
-            .is_some_and(|e| matches!(*e.state.read(), State::Device { .. }))
-    }
-
-    /// A snapshot of the counters.
-    pub fn stats(&self) -> Stats {
-        let c = &self.counters;
-        let p = self.pool.stats();
-        let get = |a: &AtomicU64| a.load(Relaxed);
-        Stats {
-            stored_pages: get(&c.stored_pages),
-            same_filled_pages: get(&c.same_filled_pages),
-            stored_incompressible_pages: get(&c.stored_incompressible_pages),
-            pool_total_size: p.total_size() as u64,
-            pool_used_size: p.used_bytes as u64,
-            stored_bytes: get(&c.stored_bytes),
-            max_pool_size: (self.max_pages as u64).saturating_mul(PAGE_SIZE as u64),
-            written_back_pages: get(&c.written_back_pages),
-            pool_limit_hit: get(&c.pool_limit_hit),
-            reject_reclaim_fail: get(&c.reject_reclaim_fail),
-            reject_compress_fail: get(&c.reject_compress_fail),
-            reject_compress_poor: get(&c.reject_compress_poor),
-            decompress_fail: get(&c.decompress_fail),
-            device_pages: get(&c.device_pages),
-            device_loads: get(&c.device_loads),
-            device_write_fail: get(&c.device_write_fail),
-            device_read_fail: get(&c.device_read_fail),
-            device_corrupt: get(&c.device_corrupt),
-            device_discard_fail: get(&c.device_discard_fail),
-            compacted_objects: get(&c.compacted_objects),
-            recompressed_pages: get(&c.recompressed_pages),
-            recompress_saved_bytes: get(&c.recompress_saved_bytes),
-            recompress_skipped_pages: get(&c.recompress_skipped_pages),
-            recompress_cpu_ns: get(&c.recompress_cpu_ns),
-            stored_folios: get(&c.stored_folios),
-            folio_pages: get(&c.folio_pages),
-            held_folio_pages: get(&c.held_folio_pages),
-            held_folio_bytes: get(&c.held_folio_bytes),
-        }
-    }
-
-    /// Pool entries in the LRU now (those the shrinker may write back).
-    pub fn lru_len(&self) -> usize {
-        self.lru.len()
-    }
-
-    /// The pool's own counters (backing pages cached, straddled reads).
-    pub fn pool_stats(&self) -> crate::pool::PoolStats {
-        self.pool.stats()
     }
 }

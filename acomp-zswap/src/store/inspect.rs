@@ -1,0 +1,97 @@
+//! What a caller can read of the tier: an offset's entry, the counters.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::{EntryInfo, State, Zswap};
+use crate::PAGE_SIZE;
+use crate::stats::Stats;
+
+impl Zswap {
+    /// What `offset` holds now, if anything.
+    pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
+        let e = self.lookup(offset)?;
+        let info = match &*e.state.read() {
+            State::Pool { raw: true, .. } => EntryInfo::Incompressible,
+            State::Pool { length, .. } => EntryInfo::Compressed {
+                length: *length as usize,
+            },
+            State::Filled(fill) => EntryInfo::SameFilled(*fill),
+            State::Device { .. } => EntryInfo::Device,
+            State::Folio { folio, .. } => EntryInfo::Folio(folio.info()),
+            State::Dead => return None,
+        };
+        Some(info)
+    }
+
+    /// Whether an entry is at `offset` now.
+    pub fn contains(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some()
+    }
+
+    /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
+    /// backing pages).
+    pub fn straddles(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
+            State::Pool {
+                handle,
+                length,
+                raw: false,
+                ..
+            } => self.pool.straddles(handle, *length as usize),
+            _ => false,
+        })
+    }
+
+    /// Whether the page at `offset` is on the device now.
+    pub fn on_device(&self, offset: u64) -> bool {
+        self.lookup(offset)
+            .is_some_and(|e| matches!(*e.state.read(), State::Device { .. }))
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let p = self.pool.stats();
+        let get = |a: &AtomicU64| a.load(Relaxed);
+        Stats {
+            stored_pages: get(&c.stored_pages),
+            same_filled_pages: get(&c.same_filled_pages),
+            stored_incompressible_pages: get(&c.stored_incompressible_pages),
+            pool_total_size: p.total_size() as u64,
+            pool_used_size: p.used_bytes as u64,
+            stored_bytes: get(&c.stored_bytes),
+            max_pool_size: (self.max_pages as u64).saturating_mul(PAGE_SIZE as u64),
+            written_back_pages: get(&c.written_back_pages),
+            pool_limit_hit: get(&c.pool_limit_hit),
+            reject_reclaim_fail: get(&c.reject_reclaim_fail),
+            reject_compress_fail: get(&c.reject_compress_fail),
+            reject_compress_poor: get(&c.reject_compress_poor),
+            decompress_fail: get(&c.decompress_fail),
+            device_pages: get(&c.device_pages),
+            device_loads: get(&c.device_loads),
+            device_write_fail: get(&c.device_write_fail),
+            device_read_fail: get(&c.device_read_fail),
+            device_corrupt: get(&c.device_corrupt),
+            device_discard_fail: get(&c.device_discard_fail),
+            compacted_objects: get(&c.compacted_objects),
+            recompressed_pages: get(&c.recompressed_pages),
+            recompress_saved_bytes: get(&c.recompress_saved_bytes),
+            recompress_skipped_pages: get(&c.recompress_skipped_pages),
+            recompress_cpu_ns: get(&c.recompress_cpu_ns),
+            stored_folios: get(&c.stored_folios),
+            folio_pages: get(&c.folio_pages),
+            held_folio_pages: get(&c.held_folio_pages),
+            held_folio_bytes: get(&c.held_folio_bytes),
+        }
+    }
+
+    /// Pool entries in the LRU now (those the shrinker may write back).
+    pub fn lru_len(&self) -> usize {
+        self.lru.len()
+    }
+
+    /// The pool's own counters (backing pages cached, straddled reads).
+    pub fn pool_stats(&self) -> crate::pool::PoolStats {
+        self.pool.stats()
+    }
+}

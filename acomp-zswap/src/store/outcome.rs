@@ -1,0 +1,194 @@
+//! What the tier's calls give: the kinds of stores, loads and entries, and the errors.
+
+use std::io;
+
+#[cfg(doc)]
+use super::{Builder, Zswap};
+use super::{FolioInfo, MAX_FOLIO_PAGES};
+use crate::PAGE_SIZE;
+
+/// How [`Zswap::store_kind`] kept a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// Compressed by acomp.
+    Compressed,
+    /// Compression failed or did not pay: kept as it is.
+    Incompressible,
+    /// All bytes equal: kept as the fill value.
+    SameFilled,
+}
+
+/// Where [`Zswap::load_kind`] found a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadKind {
+    /// Decompressed from one fragment of the pool: acomp's one-shot path.
+    OneFragment,
+    /// Decompressed from two fragments (the object straddles backing pages): the stream path.
+    Straddling,
+    /// Copied from the pool: the page was kept as it is.
+    Copied,
+    /// Filled with the page's one byte value.
+    Filled,
+    /// Read from the device and checked.
+    Device,
+    /// Decoded from a folio's frame ([`Zswap::store_folio`]): a range read where the
+    /// algorithm has one.
+    Folio,
+}
+
+/// What an offset holds, from [`Zswap::entry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryInfo {
+    /// A frame of this many bytes in the pool.
+    Compressed {
+        /// Bytes of the frame (zswap's `entry->length`).
+        length: usize,
+    },
+    /// The page as it is, in a page-sized object of the pool.
+    Incompressible,
+    /// Every byte is this value; nothing in the pool.
+    SameFilled(u8),
+    /// Written back to the device.
+    Device,
+    /// A page of a folio's frame ([`Zswap::store_folio`]).
+    Folio(FolioInfo),
+}
+
+/// Why a store was refused: the page stays with the caller (who sends it to swap as the
+/// kernel does when `zswap_store` returns false). Any entry the offset had is invalidated,
+/// so that a stale copy is never loaded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The pool is at its budget and no room could be made: there is no device, or the pool
+    /// has not yet fallen below the accept threshold since it was last full.
+    PoolFull,
+    /// The pool is at its budget and writing back to the device failed with this error.
+    Writeback(io::Error),
+    /// [`Zswap::store_folio`] was given no pages, more than [`MAX_FOLIO_PAGES`], or pages
+    /// that run past `u64::MAX`: nothing was stored or invalidated.
+    BadFolio {
+        /// The first offset given.
+        offset: u64,
+        /// The pages given.
+        pages: usize,
+    },
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::PoolFull => write!(f, "page refused: the pool is at its budget"),
+            StoreError::BadFolio { offset, pages } => write!(
+                f,
+                "folio of {pages} pages at offset {offset} refused: 1 to {MAX_FOLIO_PAGES} pages, ending at u64::MAX at most"
+            ),
+            StoreError::Writeback(e) => {
+                write!(
+                    f,
+                    "page refused: the pool is at its budget and writeback failed: {e}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Writeback(e) => Some(e),
+            StoreError::PoolFull | StoreError::BadFolio { .. } => None,
+        }
+    }
+}
+
+/// Why a load failed. The entry is kept in every case but `NotFound`; `page` is then
+/// unspecified.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// No entry at this offset: never stored, invalidated, or taken.
+    NotFound,
+    /// The device failed to read the page; the same load may succeed once it does.
+    Io(io::Error),
+    /// The page read from the device does not match its checksum (a flipped bit, a torn
+    /// write, another page's bytes).
+    Corrupt {
+        /// The device key it was read from.
+        key: u64,
+        /// The checksum kept at writeback.
+        expected: u32,
+        /// The checksum of what was read.
+        found: u32,
+    },
+    /// acomp refused the frame in the pool (counted in `decompress_fail`).
+    Decompress(acomp::Error),
+    /// The frame in the pool decompressed to this many bytes, not a page (or not the
+    /// folio's pages).
+    WrongLength(usize),
+    /// [`Zswap::read_folio`]'s buffer has fewer pages than the folio's `needed`.
+    ShortBuffer {
+        /// The folio's pages.
+        needed: usize,
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotFound => write!(f, "no entry at this offset"),
+            LoadError::Io(e) => write!(f, "reading the page from the device failed: {e}"),
+            LoadError::Corrupt {
+                key,
+                expected,
+                found,
+            } => write!(
+                f,
+                "the page under device key {key} is corrupt: checksum {found:08x}, expected {expected:08x}"
+            ),
+            LoadError::Decompress(e) => write!(f, "decompression failed: {e}"),
+            LoadError::WrongLength(n) => write!(f, "decompressed {n} bytes, not what was stored"),
+            LoadError::ShortBuffer { needed } => {
+                write!(f, "the buffer is shorter than the folio's {needed} pages")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Io(e) => Some(e),
+            LoadError::Decompress(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`Builder::build`] refused the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `max_pool_bytes` is less than one page.
+    BudgetTooSmall(u64),
+    /// `accept_threshold_percent` is above 100.
+    BadThreshold(u8),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::BudgetTooSmall(n) => {
+                write!(
+                    f,
+                    "max_pool_bytes {n} is less than a page ({PAGE_SIZE} bytes)"
+                )
+            }
+            BuildError::BadThreshold(p) => {
+                write!(f, "accept_threshold_percent {p} is above 100")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
