@@ -147,6 +147,14 @@ impl<A: Algorithm> Transform for WorkspacePool<A> {
                 }
             }
         }
+        // The same for a request of any other cut, where the algorithm can serve it so.
+        if A::STATELESS_WALK && kind == RequestKind::Decompress {
+            if let Fragments::Many(walk) = &mut req {
+                if let Some(res) = self.serve_stateless_walk(walk) {
+                    return res;
+                }
+            }
+        }
         self.serve(kind, |alg, ws| {
             run(alg, ws, kind, req).map(|(n, path)| (path, n))
         })

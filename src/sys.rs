@@ -1,5 +1,6 @@
 //! Every `unsafe` call of the crate: the CPU number, the CPU count, the libzstd calls that
-//! zstd-safe does not wrap, liblz4's compression, and the one lifetime a workspace's
+//! zstd-safe does not wrap, liblz4's compression, a gather copy into a stack buffer left
+//! unzeroed, and the one lifetime a workspace's
 //! context needs to reference the dictionaries it is given ([`WithDicts`], generic: which
 //! dictionaries is the algorithm's business). Each returns plain values; their meaning is
 //! read elsewhere. Nothing here imports from the algorithms: the layers point down.
@@ -118,6 +119,31 @@ pub(crate) fn lz4_compress(
         )
     };
     usize::try_from(n).unwrap_or(0)
+}
+
+/// Gives `f` the source fragments `parts` as one slice, copied into a buffer of `N` bytes on
+/// the stack that is not zeroed first (zeroing 4 KiB would cost as much as copying it), or
+/// gives `None`, having called nothing, where they hold more than `N` bytes in all.
+#[inline(always)]
+pub(crate) fn with_gathered<const N: usize, R>(
+    parts: &[std::io::IoSlice<'_>],
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<R> {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); N];
+    let mut n = 0;
+    for part in parts {
+        let to = buf.get_mut(n..n + part.len())?;
+        // SAFETY:
+        // - `part` is valid for reads of `part.len()` bytes;
+        // - `to` is valid for writes of `part.len()` bytes (sliced from `buf` with bounds
+        //   checked), and a stack buffer cannot overlap a borrowed fragment.
+        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.as_mut_ptr().cast(), part.len()) };
+        n += part.len();
+    }
+    // SAFETY: the first `n` bytes of `buf` were written above, one fragment after another;
+    // the slice borrows `buf`, which outlives the call of `f`.
+    let linear = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
+    Some(f(linear))
 }
 
 /// A zstd context (`CCtx<'static>` or `DCtx<'static>`) together with the digested

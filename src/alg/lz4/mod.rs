@@ -190,6 +190,19 @@ impl Algorithm for Lz4 {
         Some(self.decode_one_shot(src, dst))
     }
 
+    const STATELESS_WALK: bool = true;
+
+    /// A small source (a page's block) in several fragments is linearised on the stack
+    /// where the destination is one fragment: no workspace.
+    #[inline(always)]
+    fn decompress_stateless_walk(
+        &self,
+        walk: &mut Walk<'_, '_>,
+    ) -> Option<Result<(usize, Path), Error>> {
+        let res = self.decompress_small(walk)?;
+        Some(res.map(|n| (n, Path::Linearised)))
+    }
+
     fn reset(&self, _ws: &mut Lz4Workspace) {
         // Nothing carries over: liblz4 resets its state on every block, and the buffers are
         // written before they are read.
