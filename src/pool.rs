@@ -251,15 +251,15 @@ impl<A: Algorithm> WorkspacePool<A> {
     }
 
     /// [`serve_stateless`](WorkspacePool::serve_stateless) for a request of any other cut
-    /// ([`Algorithm::decompress_stateless_walk`]), counted by the path the algorithm took.
+    /// ([`Algorithm::decompress_stateless_walk`]), counted as linearised.
     #[inline(always)]
     pub(crate) fn serve_stateless_walk(
         &self,
         walk: &mut Walk<'_, '_>,
     ) -> Option<Result<usize, Error>> {
         let res = self.alg.decompress_stateless_walk(walk)?;
-        self.record_stateless(res.as_ref().map(|&(_, path)| path));
-        Some(res.map(|(n, _)| n))
+        self.record_stateless(res.as_ref().map(|_| Path::Linearised));
+        Some(res)
     }
 
     /// Counts a decompression served without a workspace on the slot of the calling

@@ -99,20 +99,17 @@ pub trait Algorithm: Send + Sync + 'static {
     const STATELESS_WALK: bool = false;
 
     /// Decompresses a request of any other cut (the walk at its start, the source not
-    /// empty) without a workspace, where the algorithm can: `Some` with the bytes written and
-    /// the path taken, or `None`, having touched nothing, to have the request served by
+    /// empty) without a workspace, where the algorithm can: `Some` with the bytes written,
+    /// or `None`, having touched nothing, to have the request served by
     /// [`decompress`](Algorithm::decompress) on a locked workspace. A request served here
-    /// skips the CPU lookup and the workspace lock and is counted by the path it returns.
-    /// The outcome must be the one `decompress` gives. Called only where
-    /// [`STATELESS_WALK`](Algorithm::STATELESS_WALK) is set. The default is `None`.
+    /// skips the CPU lookup and the workspace lock and is counted as
+    /// [`Path::Linearised`]. The outcome must be the one `decompress` gives. Called only
+    /// where [`STATELESS_WALK`](Algorithm::STATELESS_WALK) is set. The default is `None`.
     ///
     /// # Errors
     ///
     /// As [`decompress`](Algorithm::decompress).
-    fn decompress_stateless_walk(
-        &self,
-        walk: &mut Walk<'_, '_>,
-    ) -> Option<Result<(usize, Path), Error>> {
+    fn decompress_stateless_walk(&self, walk: &mut Walk<'_, '_>) -> Option<Result<usize, Error>> {
         let _ = walk;
         None
     }

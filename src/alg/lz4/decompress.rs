@@ -155,3 +155,13 @@ pub(super) fn scatter(mut out: &[u8], walk: &mut Walk<'_, '_>) {
         out = &out[n..];
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::STACK_SOURCE;
+
+    #[test]
+    fn stack_source_is_the_bound_of_a_page() {
+        assert_eq!(Some(STACK_SOURCE), crate::sys::lz4_compress_bound(4096));
+    }
+}
