@@ -206,3 +206,24 @@ impl<D> WithDicts<DCtx<'static>, D> {
         f(unsafe { &mut *ctx }, self.dicts.as_deref())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::IoSlice;
+
+    use super::with_gathered;
+
+    /// The parts in order, empty ones too; one byte over the buffer is `None` without a call.
+    #[test]
+    fn gathers_in_order_up_to_its_size() {
+        let (a, b, c) = ([1u8, 2, 3], [0u8; 0], [5u8, 6]);
+        let parts = [IoSlice::new(&a), IoSlice::new(&b), IoSlice::new(&c)];
+        let gathered = with_gathered::<5, _>(&parts, <[u8]>::to_vec);
+        assert_eq!(gathered, Some(vec![1, 2, 3, 5, 6]));
+        assert_eq!(
+            with_gathered::<4, _>(&parts, |_| unreachable!()),
+            None::<()>
+        );
+        assert_eq!(with_gathered::<0, _>(&[], <[u8]>::len), Some(0));
+    }
+}
