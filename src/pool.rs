@@ -20,7 +20,7 @@ use crate::Path;
 use crate::alg::Algorithm;
 use crate::request::Request;
 use crate::route::{Fragments, route};
-use crate::{Error, ErrorKind, Stats, cpu};
+use crate::{Error, ErrorKind, Stats, Walk, cpu};
 
 /// The kinds of request, each counted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,9 +246,28 @@ impl<A: Algorithm> WorkspacePool<A> {
         dst: &mut [u8],
     ) -> Option<Result<usize, Error>> {
         let res = self.alg.decompress_stateless(src, dst)?;
-        let slot = &self.slots[self.slot_index(cpu::thread_number())];
-        slot.record(RequestKind::Decompress, res.as_ref().map(|_| Path::OneShot));
+        self.record_stateless(res.as_ref().map(|_| Path::OneShot));
         Some(res)
+    }
+
+    /// [`serve_stateless`](WorkspacePool::serve_stateless) for a request of any other cut
+    /// ([`Algorithm::decompress_stateless_walk`]), counted as linearised.
+    #[inline(always)]
+    pub(crate) fn serve_stateless_walk(
+        &self,
+        walk: &mut Walk<'_, '_>,
+    ) -> Option<Result<usize, Error>> {
+        let res = self.alg.decompress_stateless_walk(walk)?;
+        self.record_stateless(res.as_ref().map(|_| Path::Linearised));
+        Some(res)
+    }
+
+    /// Counts a decompression served without a workspace on the slot of the calling
+    /// thread's number: no CPU lookup, and no slot is locked, so any will do.
+    #[inline(always)]
+    fn record_stateless(&self, res: Result<Path, &Error>) {
+        let slot = &self.slots[self.slot_index(cpu::thread_number())];
+        slot.record(RequestKind::Decompress, res);
     }
 
     /// Serves a batch of requests of one kind: one CPU lookup and one lock for up to

@@ -140,11 +140,16 @@ impl<A: Algorithm> Transform for WorkspacePool<A> {
         }
         // A one-shot decompression an algorithm serves without a workspace: no CPU lookup,
         // no lock (a constant: nothing is tested for an algorithm without it).
-        if A::STATELESS_ONE_SHOT && kind == RequestKind::Decompress {
-            if let Fragments::One { src, dst } = &mut req {
-                if let Some(res) = self.serve_stateless(src, dst) {
-                    return res;
+        if (A::STATELESS_ONE_SHOT || A::STATELESS_WALK) && kind == RequestKind::Decompress {
+            let res = match &mut req {
+                Fragments::One { src, dst } if A::STATELESS_ONE_SHOT => {
+                    self.serve_stateless(src, dst)
                 }
+                Fragments::Many(walk) if A::STATELESS_WALK => self.serve_stateless_walk(walk),
+                _ => None,
+            };
+            if let Some(res) = res {
+                return res;
             }
         }
         self.serve(kind, |alg, ws| {

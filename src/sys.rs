@@ -1,5 +1,6 @@
 //! Every `unsafe` call of the crate: the CPU number, the CPU count, the libzstd calls that
-//! zstd-safe does not wrap, liblz4's compression, and the one lifetime a workspace's
+//! zstd-safe does not wrap, liblz4's compression, a gather copy into a stack buffer left
+//! unzeroed, and the one lifetime a workspace's
 //! context needs to reference the dictionaries it is given ([`WithDicts`], generic: which
 //! dictionaries is the algorithm's business). Each returns plain values; their meaning is
 //! read elsewhere. Nothing here imports from the algorithms: the layers point down.
@@ -120,6 +121,31 @@ pub(crate) fn lz4_compress(
     usize::try_from(n).unwrap_or(0)
 }
 
+/// Gives `f` the source fragments `parts` as one slice, copied into a buffer of `N` bytes on
+/// the stack that is not zeroed first (zeroing 4 KiB would cost as much as copying it), or
+/// gives `None`, having called nothing, where they hold more than `N` bytes in all.
+#[inline(always)]
+pub(crate) fn with_gathered<const N: usize, R>(
+    parts: &[std::io::IoSlice<'_>],
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<R> {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); N];
+    let mut n = 0;
+    for part in parts {
+        let to = buf.get_mut(n..n + part.len())?;
+        // SAFETY:
+        // - `part` is valid for reads of `part.len()` bytes;
+        // - `to` is valid for writes of `part.len()` bytes (sliced from `buf` with bounds
+        //   checked), and a stack buffer cannot overlap a borrowed fragment.
+        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.as_mut_ptr().cast(), part.len()) };
+        n += part.len();
+    }
+    // SAFETY: the first `n` bytes of `buf` were written above, one fragment after another;
+    // the slice borrows `buf`, which outlives the call of `f`.
+    let linear = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
+    Some(f(linear))
+}
+
 /// A zstd context (`CCtx<'static>` or `DCtx<'static>`) together with the digested
 /// dictionaries it may reference, which it keeps alive: the context is declared first, so
 /// it is dropped (`ZSTD_freeCCtx` / `ZSTD_freeDCtx`) before the dictionaries can be.
@@ -178,5 +204,26 @@ impl<D> WithDicts<DCtx<'static>, D> {
         // SAFETY: as in `WithDicts<CCtx, D>::with`: the same lifetime-only cast, and a
         // referenced DDict can only come from `self.dicts`, which outlives the context.
         f(unsafe { &mut *ctx }, self.dicts.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::IoSlice;
+
+    use super::with_gathered;
+
+    /// The parts in order, empty ones too; one byte over the buffer is `None` without a call.
+    #[test]
+    fn gathers_in_order_up_to_its_size() {
+        let (a, b, c) = ([1u8, 2, 3], [0u8; 0], [5u8, 6]);
+        let parts = [IoSlice::new(&a), IoSlice::new(&b), IoSlice::new(&c)];
+        let gathered = with_gathered::<5, _>(&parts, <[u8]>::to_vec);
+        assert_eq!(gathered, Some(vec![1, 2, 3, 5, 6]));
+        assert_eq!(
+            with_gathered::<4, _>(&parts, |_| unreachable!()),
+            None::<()>
+        );
+        assert_eq!(with_gathered::<0, _>(&[], <[u8]>::len), Some(0));
     }
 }

@@ -93,6 +93,27 @@ pub trait Algorithm: Send + Sync + 'static {
         None
     }
 
+    /// Whether [`decompress_stateless_walk`](Algorithm::decompress_stateless_walk) may
+    /// serve requests, as [`STATELESS_ONE_SHOT`](Algorithm::STATELESS_ONE_SHOT) for one-shot
+    /// ones. The default is `false`.
+    const STATELESS_WALK: bool = false;
+
+    /// Decompresses a request of any other cut (the walk at its start, the source not
+    /// empty) without a workspace, where the algorithm can: `Some` with the bytes written,
+    /// or `None`, having touched nothing, to have the request served by
+    /// [`decompress`](Algorithm::decompress) on a locked workspace. A request served here
+    /// skips the CPU lookup and the workspace lock and is counted as
+    /// [`Path::Linearised`]. The outcome must be the one `decompress` gives. Called only
+    /// where [`STATELESS_WALK`](Algorithm::STATELESS_WALK) is set. The default is `None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress`](Algorithm::decompress).
+    fn decompress_stateless_walk(&self, walk: &mut Walk<'_, '_>) -> Option<Result<usize, Error>> {
+        let _ = walk;
+        None
+    }
+
     /// Decompresses the first frame of the walk's source into `segments` (sorted, not
     /// overlapping, already checked), sending output that falls before or between segments
     /// to scratch memory of the workspace, and stopping as soon as the last segment is full.

@@ -263,8 +263,8 @@ fn acceleration_trades_ratio_for_speed() {
     }
 }
 
-/// Paths and counters: one fragment each side is one-shot; anything else linearised
-/// (counted as stream); a corrupt request leaves the workspace fit for the next.
+/// Paths and counters: one fragment each side is one-shot; anything else linearised; a
+/// corrupt request leaves the workspace fit for the next.
 #[test]
 fn paths_errors_and_reuse() {
     let tfm = Acomp::new("lz4").unwrap();
@@ -285,6 +285,29 @@ fn paths_errors_and_reuse() {
         (1, 3, 0, 1)
     );
     assert!(s.workspace_bytes >= 16 * 1024, "{s:?}");
+}
+
+/// A page's block in fragments, into one fragment, is linearised on the stack: counted as
+/// linearised, no workspace buffer grown; a larger source goes through the workspace's.
+#[test]
+fn a_page_block_linearises_on_the_stack() {
+    let tfm = Acomp::new("lz4").unwrap();
+    let before = tfm.stats().workspace_bytes;
+    // Incompressible: 4114 bytes, about the largest block of a page.
+    let data = random_bytes(4096, 3);
+    let block = reference_compress(&data);
+    assert_eq!(block.len(), 4114);
+    let back = decompress(&tfm, &block, Cut::Every(1000), 4096, Cut::One).unwrap();
+    assert!(back == data);
+    let s = tfm.stats();
+    assert_eq!((s.linearised, s.workspace_bytes), (1, before), "{s:?}");
+    let data = random_bytes(8192, 3);
+    let block = reference_compress(&data);
+    let back = decompress(&tfm, &block, Cut::Every(1000), 8192, Cut::One).unwrap();
+    assert!(back == data);
+    let s = tfm.stats();
+    assert_eq!(s.linearised, 2);
+    assert!(s.workspace_bytes >= before + block.len(), "{s:?}");
 }
 
 /// lz4 has no range reads: `EINVAL`, as for any algorithm without them.

@@ -4,7 +4,11 @@
 use super::block::{self, Stop};
 use super::{Lz4, Lz4Workspace, linear_src};
 use crate::alg::grow_buffer;
-use crate::{Error, Walk};
+use crate::{Error, Walk, sys};
+
+/// The largest source the linearised path copies onto the stack rather than into a
+/// workspace: `LZ4_compressBound(4096)`, any block of a 4 KiB page.
+pub(super) const STACK_SOURCE: usize = 4096 + 4096 / 255 + 16;
 
 impl Lz4 {
     /// Decompresses the block `src` straight into `dst`: the linearised path's where the
@@ -36,6 +40,21 @@ impl Lz4 {
             Err(Stop::Corrupt(detail)) => Err(block::corrupt(src, detail)),
             Err(Stop::Full) => Err(self.no_room(src, dst.len())),
         }
+    }
+
+    /// Decompresses a request of several fragments without a workspace where the source is
+    /// at most [`STACK_SOURCE`] bytes and the destination one fragment: the source copied
+    /// into a buffer on the stack, decoded straight into the destination. `None`, having
+    /// touched nothing, otherwise. The outcome is [`decompress_linear`](Lz4::decompress_linear)'s.
+    #[inline(always)]
+    pub(super) fn decompress_small(&self, walk: &mut Walk<'_, '_>) -> Option<Result<usize, Error>> {
+        let dlen = walk.dlen();
+        if walk.slen() > STACK_SOURCE || walk.next_dst().len() != dlen {
+            return None;
+        }
+        sys::with_gathered::<STACK_SOURCE, _>(walk.src_fragments(), |src| {
+            self.decode_into(src, walk.next_dst())
+        })
     }
 
     /// Decompresses a request of several fragments: the source copied into one buffer of
@@ -134,5 +153,15 @@ pub(super) fn scatter(mut out: &[u8], walk: &mut Walk<'_, '_>) {
         d[..n].copy_from_slice(&out[..n]);
         walk.done_dst(n);
         out = &out[n..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STACK_SOURCE;
+
+    #[test]
+    fn stack_source_is_the_bound_of_a_page() {
+        assert_eq!(Some(STACK_SOURCE), crate::sys::lz4_compress_bound(4096));
     }
 }

@@ -16,7 +16,10 @@
 //!   match may reach 64 KiB back into the output), so a source in several fragments is
 //!   copied into one buffer of the workspace, and output for a destination in several
 //!   fragments is made in another and copied out, as the kernel's scomp layer does with its
-//!   per-CPU scratch buffers. Reported as [`Path::Linearised`].
+//!   per-CPU scratch buffers. Reported as [`Path::Linearised`]. A source of at most
+//!   `LZ4_compressBound(4096)` bytes with a destination of one fragment is linearised on
+//!   the stack instead and takes no workspace ([`Algorithm::decompress_stateless_walk`]):
+//!   no CPU lookup, no lock, for a page's block that straddles two pages of a pool.
 //!
 //! # The largest request
 //!
@@ -188,6 +191,15 @@ impl Algorithm for Lz4 {
     #[inline(always)]
     fn decompress_stateless(&self, src: &[u8], dst: &mut [u8]) -> Option<Result<usize, Error>> {
         Some(self.decode_one_shot(src, dst))
+    }
+
+    const STATELESS_WALK: bool = true;
+
+    /// A small source (a page's block) in several fragments is linearised on the stack
+    /// where the destination is one fragment: no workspace.
+    #[inline(always)]
+    fn decompress_stateless_walk(&self, walk: &mut Walk<'_, '_>) -> Option<Result<usize, Error>> {
+        self.decompress_small(walk)
     }
 
     fn reset(&self, _ws: &mut Lz4Workspace) {
