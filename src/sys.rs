@@ -133,6 +133,7 @@ pub(crate) fn with_gathered<const N: usize, R>(
     let mut n = 0;
     for part in parts {
         let to = buf.get_mut(n..n + part.len())?;
+        debug_assert_eq!(to.len(), part.len());
         // SAFETY:
         // - `part` is valid for reads of `part.len()` bytes;
         // - `to` is valid for writes of `part.len()` bytes (sliced from `buf` with bounds
@@ -140,7 +141,8 @@ pub(crate) fn with_gathered<const N: usize, R>(
         unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.as_mut_ptr().cast(), part.len()) };
         n += part.len();
     }
-    // SAFETY: the first `n` bytes of `buf` were written above, one fragment after another;
+    debug_assert!(n <= N);
+    // SAFETY: the first `n` bytes (`n <= N`) of `buf` were written above, one fragment after another;
     // the slice borrows `buf`, which outlives the call of `f`.
     let linear = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
     Some(f(linear))
