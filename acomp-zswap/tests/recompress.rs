@@ -296,6 +296,7 @@ fn others_go_on_while_recompression_compresses() {
 /// the thread of `recompress_every`.
 fn others_go_on(background: bool) {
     use acomp_zswap::LoadError;
+    use std::sync::atomic::Ordering::Relaxed;
     use std::sync::mpsc::sync_channel;
     use std::time::Instant;
 
@@ -340,7 +341,20 @@ fn others_go_on(background: bool) {
 
     let (in_window_tx, in_window) = sync_channel::<()>(1);
     let (done, done_rx) = sync_channel::<()>(1);
-    let (verdict_tx, verdict) = sync_channel::<bool>(1);
+    let (verdict_tx, verdict) = sync_channel::<Result<(), &str>>(1);
+    // What this thread is doing, for the hook to name where it was stuck.
+    const STEPS: [&str; 8] = [
+        "load s1 (T's shard, class and page)",
+        "load n1 (the new frame's class)",
+        "invalidate s2 (T's class and page)",
+        "store b (T's class, on T's backing page)",
+        "invalidate n2 (the new frame's class)",
+        "store m (the new frame's class)",
+        "load T itself",
+        "done",
+    ];
+    let step = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let at = Arc::clone(&step);
     let once = std::sync::Mutex::new(Some((in_window_tx, done_rx, verdict_tx)));
     let hook = move |o: u64| {
         if o != T {
@@ -349,7 +363,8 @@ fn others_go_on(background: bool) {
         let taken = once.lock().map(|mut g| g.take()).unwrap_or(None);
         if let Some((in_window_tx, done_rx, verdict_tx)) = taken {
             let _ = in_window_tx.send(());
-            let _ = verdict_tx.send(done_rx.recv_timeout(WAIT).is_ok());
+            let res = done_rx.recv_timeout(WAIT);
+            let _ = verdict_tx.send(res.map_err(|_| STEPS[at.load(Relaxed)]));
         }
     };
     acomp_zswap::hooks::while_recompressing(Some(Arc::new(hook)));
@@ -357,20 +372,28 @@ fn others_go_on(background: bool) {
     let mut out = [0u8; PAGE_SIZE];
     let mut others = |z: &Zswap| {
         let t = Instant::now();
+        let next = || step.fetch_add(1, Relaxed);
         z.load(s1, &mut out).unwrap();
         assert!(out == twin, "{s1:#x}");
+        next();
         z.load(n1, &mut out).unwrap();
         assert!(out == other, "{n1:#x}");
+        next();
         assert!(z.invalidate(s2));
+        next();
         z.store(b, &twin).unwrap();
+        next();
         assert!(z.invalidate(n2));
+        next();
         z.store(m, &other).unwrap();
+        next();
         z.load(T, &mut out).unwrap();
         assert!(out == twin, "the entry being recompressed");
+        next();
         let _ = done.send(());
         t.elapsed()
     };
-    let (took, waited) = if background {
+    let (took, waited, recompressed) = if background {
         let bg = z.recompress_every(Duration::from_millis(1)).unwrap();
         in_window
             .recv_timeout(Duration::from_secs(60))
@@ -378,7 +401,7 @@ fn others_go_on(background: bool) {
         let took = others(&z);
         let waited = verdict.recv_timeout(Duration::from_secs(60)).unwrap();
         drop(bg);
-        (took, waited)
+        (took, waited, None)
     } else {
         std::thread::scope(|s| {
             let z2 = Arc::clone(&z);
@@ -388,19 +411,21 @@ fn others_go_on(background: bool) {
                 .expect("recompression reaches the hook (the test-hooks feature is on)");
             let took = others(&z);
             let waited = verdict.recv_timeout(Duration::from_secs(60)).unwrap();
-            // T was loaded in the window: no longer idle, so its new frame was thrown away.
-            assert_eq!(pass.join().unwrap(), 0);
-            (took, waited)
+            (took, waited, Some(pass.join().unwrap()))
         })
     };
     acomp_zswap::hooks::while_recompressing(None);
-    assert!(
-        waited,
-        "background {background}: loads, stores and invalidates of other offsets waited for \
-         recompression's compression ({took:?}, the hook gave up after {WAIT:?})"
-    );
+    if let Err(stuck) = waited {
+        panic!(
+            "background {background}: loads, stores and invalidates of other offsets waited for \
+             recompression's compression ({took:?}; when the hook gave up after {WAIT:?}, this \
+             thread was stuck in {stuck})"
+        );
+    }
 
     if !background {
+        // T was loaded in the window: no longer idle, so its new frame was thrown away.
+        assert_eq!(recompressed, Some(0));
         assert!(!z.is_recompressed(T));
         z.mark_idle();
         assert!(z.recompress_idle(usize::MAX) >= 1);
