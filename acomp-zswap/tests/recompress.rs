@@ -1,7 +1,8 @@
 //! Recompression of idle entries (the crate docs' recompression lines): exact counts
 //! computed from the transforms and the pool's size classes, on pages the tests make.
 //! Recompression racing loads, stores, invalidates and writeback is in `contract.rs`'s
-//! model test and `model.rs`.
+//! model test and `model.rs`; here, the same offsets raced at random, and other offsets
+//! made to go on while recompression compresses (a test hook holds it there).
 
 mod common;
 
