@@ -4,6 +4,11 @@
 //!   pages (the embedding's overhead): up to 2048 pages of this bench's own binary that are
 //!   not same-filled, lz4.
 //! - `threads`: 8192 such pages stored and loaded by 2 threads, then by 64.
+//! - `recompress`: `recompress_idle` over the `per_page` pages stored with lz4 and marked
+//!   idle (a fresh tier per iteration, set up untimed), recompressed with zstd at level 3,
+//!   against acomp's own calls on the same frames (lz4 decompression, zstd compression): the
+//!   tier's overhead on recompression (the entries' locks, the pool's allocation and copy,
+//!   the swap of objects and the compaction that ends the pass).
 //! - `heap`: the live Python heap (`../shared/workloads/python_heap.py`, read as the main
 //!   job's `--pid` reads it; its first `ACOMP_TIER_PAGES` pages, default 16384), stored with
 //!   no budget and under a quarter of its compressed size with a `SwapFile` on the local
@@ -47,6 +52,10 @@ mod snapshot;
 
 fn lz4() -> Acomp {
     Acomp::new("lz4").expect("lz4")
+}
+
+fn zstd() -> Acomp {
+    Acomp::new("zstd").expect("zstd (level 3)")
 }
 
 /// Up to `n` pages of this binary that are not same-filled.
@@ -168,6 +177,70 @@ fn threads(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+fn recompress(c: &mut Criterion) {
+    let (pages, tfm, _, frames) = per_page_fixture();
+    let recomp = zstd();
+    // The tier tries only compressed frames: pages kept as they are are not recompressed.
+    let compressed: Vec<&Vec<u8>> = frames.iter().filter(|f| f.len() < PAGE_SIZE).collect();
+    let idle_tier = || {
+        let z = Zswap::builder(lz4())
+            .max_pool_bytes(u64::MAX)
+            .recompress(zstd())
+            .build()
+            .expect("a tier");
+        for (i, p) in pages.iter().enumerate() {
+            z.store(i as u64, p).expect("no budget");
+        }
+        z.mark_idle();
+        z
+    };
+    let mut g = c.benchmark_group("recompress");
+    g.throughput(Throughput::Elements(compressed.len() as u64));
+    // A pass takes tens of milliseconds and a fresh tier each: 10 samples, as `heap`.
+    g.sample_size(10);
+    let (mut page, mut dst) = ([0u8; PAGE_SIZE], [0u8; PAGE_SIZE]);
+    g.bench_function("acomp/decompress+compress", |b| {
+        b.iter(|| {
+            for f in &compressed {
+                let _ = black_box(
+                    tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut page)]),
+                );
+                let _ = black_box(
+                    recomp.compress(&[IoSlice::new(&page)], &mut [IoSliceMut::new(&mut dst)]),
+                );
+            }
+        })
+    });
+    g.bench_function("tier/recompress_idle", |b| {
+        b.iter_batched(
+            idle_tier,
+            |z| {
+                black_box(z.recompress_idle(usize::MAX));
+                z
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+    // What one pass did, for BENCHMARKS.md.
+    let z = idle_tier();
+    let before = z.stats();
+    let t = Instant::now();
+    let n = z.recompress_idle(usize::MAX);
+    let took = t.elapsed();
+    let s = z.stats();
+    eprintln!(
+        "recompress: {} pages, {} compressed frames tried: {n} recompressed, {} skipped, \
+         pool {:.2} -> {:.2} MiB, one pass {:.1} ms",
+        pages.len(),
+        compressed.len(),
+        s.recompress_skipped_pages,
+        before.pool_total_size as f64 / (1 << 20) as f64,
+        s.pool_total_size as f64 / (1 << 20) as f64,
+        took.as_secs_f64() * 1e3,
+    );
 }
 
 /// The Python heap's first `max` pages, or why not.
@@ -387,6 +460,7 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     per_page(&mut c);
     threads(&mut c);
+    recompress(&mut c);
     heap(&mut c);
     c.final_summary();
 }

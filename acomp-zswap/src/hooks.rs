@@ -1,6 +1,6 @@
 //! Test hooks, built only with the `test-hooks` feature (the crate's own tests enable it;
-//! it is not for users): a call at a point of the load path that a test holds to make a
-//! race happen every time instead of now and then.
+//! it is not for users): a call at a point of the load path or of recompression that a test
+//! holds to make a race happen every time instead of now and then.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use parking_lot::RwLock;
 type Hook = Arc<dyn Fn(u64) + Send + Sync>;
 
 static AFTER_LOOKUP: RwLock<Option<Hook>> = RwLock::new(None);
+static WHILE_RECOMPRESSING: RwLock<Option<Hook>> = RwLock::new(None);
 
 /// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
@@ -20,6 +21,22 @@ pub fn after_lookup(f: Option<Hook>) {
 /// Runs the hook, if set.
 pub(crate) fn run_after_lookup(offset: u64) {
     let hook = AFTER_LOOKUP.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}
+
+/// Calls `f(offset)` in recompression ([`crate::Zswap::recompress_idle`], the thread of
+/// [`crate::Zswap::recompress_every`]) for each entry it recompresses, after the entry's page
+/// was decompressed and before it is compressed with the second transform: the window in
+/// which recompression must hold no lock that other offsets need. `None` removes the hook.
+pub fn while_recompressing(f: Option<Hook>) {
+    *WHILE_RECOMPRESSING.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_while_recompressing(offset: u64) {
+    let hook = WHILE_RECOMPRESSING.read().clone();
     if let Some(f) = hook {
         f(offset);
     }

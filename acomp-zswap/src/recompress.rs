@@ -259,6 +259,8 @@ impl Zswap {
             *length as usize
         };
         // 2. Recompressed, outside any lock.
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_while_recompressing(offset);
         let Ok(new_length) = recomp
             .tfm
             .compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
