@@ -11,7 +11,7 @@
 //!   the swap of objects and the compaction that ends the pass).
 //! - `heap`: the live Python heap (`../shared/workloads/python_heap.py`, read as the main
 //!   job's `--pid` reads it; its first `ACOMP_TIER_PAGES` pages, default 16384), stored with
-//!   no budget and under a quarter of its compressed size with a `SwapFile` on the local
+//!   no budget (beside acomp's own compression of the same pages) and under a quarter of its compressed size with a `SwapFile` on the local
 //!   disk (the target directory). After the timed runs, one budgeted run loads every page in
 //!   a random order and prints the latency by source (memory, device: p50, p99) and the pages
 //!   written back. Needs python3 and `../shared`; skipped without them, and under
@@ -332,6 +332,20 @@ fn heap(c: &mut Criterion) {
     g.throughput(Throughput::Elements(pages.len() as u64));
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
+    // acomp's own call on the same pages into one buffer: what a store costs without the
+    // tier (the pool's allocation and copy, the entry, the LRU and the map).
+    let tfm = lz4();
+    let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
+    g.bench_function("acomp/compress", |b| {
+        b.iter(|| {
+            for p in &pages {
+                let _ = black_box(tfm.compress(
+                    &[IoSlice::new(&p[..])],
+                    &mut [IoSliceMut::new(&mut dst[..])],
+                ));
+            }
+        })
+    });
     g.bench_function("store/unbudgeted", |b| {
         b.iter_batched(
             || unbudgeted(lz4()),
