@@ -101,7 +101,7 @@ impl Acomp {
         Acomp::from_algorithm(Lz4::new(params)?)
     }
 
-    /// A transform over any [`Algorithm`](crate::alg::Algorithm): an algorithm of one's own
+    /// A transform over any [`Algorithm`]: an algorithm of one's own
     /// behind the same calls, workspaces and counters.
     ///
     /// Only with the cargo feature `unstable-algorithm`, outside semver: see

@@ -1,8 +1,7 @@
 //! The algorithms behind a transform, for those who write one: the [`Algorithm`] trait,
 //! the shape of a request it is given ([`Fragments`]: one fragment each side, or a [`Walk`]
 //! over any other cut), and the [`Path`] it reports; zstd
-//! ([`zstd::Zstd`]) and lz4 ([`lz4::Lz4`]) as [`Acomp::with_algorithm`](crate::Acomp::with_algorithm)
-//! takes them. One folder per algorithm.
+//! ([`zstd::Zstd`]) and lz4 ([`lz4::Lz4`]) as `Acomp::with_algorithm` takes them. One folder per algorithm.
 //!
 //! **Outside semver.** This module exists only with the cargo feature
 //! `unstable-algorithm`: it is the extension point for an algorithm of one's own (a

@@ -133,7 +133,7 @@ impl ZstdParams {
     /// Early rejection (default off): where the destination is no larger than the source,
     /// compression first looks at a 256-byte sample of it, and refuses data that shows as
     /// many distinct byte values as random data and no repeated word at once, without
-    /// compressing ([`Error::Incompressible`](crate::Error::Incompressible), `ENOSPC`) (btrfs's compression heuristic does the like;
+    /// compressing ([`Error::Incompressible`], `ENOSPC`) (btrfs's compression heuristic does the like;
     /// zswap and zram learn the same by compressing the whole page). The answer depends on
     /// the source bytes only, never on the cut; a destination of
     /// [`compress_bound`](crate::Acomp::compress_bound) bytes is never refused. It costs
