@@ -182,6 +182,13 @@ impl Zswap {
     ///
     /// Without a recompression transform, returns 0.
     pub fn recompress_idle(&self, max_pages: usize) -> usize {
+        self.recompress_pass(max_pages, || false)
+    }
+
+    /// [`recompress_idle`](Zswap::recompress_idle)'s pass, which also ends before the next
+    /// entry once `stop()` says so (the thread of [`recompress_every`](Zswap::recompress_every)
+    /// asks whether it was told to stop).
+    fn recompress_pass(&self, max_pages: usize, stop: impl Fn() -> bool) -> usize {
         let Some(recomp) = &self.recomp else {
             return 0;
         };
@@ -189,7 +196,7 @@ impl Zswap {
         let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut done = 0;
         let mut tried = 0;
-        for shard in self.tree.iter() {
+        'shards: for shard in self.tree.iter() {
             if tried >= max_pages {
                 break;
             }
@@ -202,6 +209,9 @@ impl Zswap {
                 .map(|(&o, e)| (o, Arc::clone(e)))
                 .collect();
             for (offset, entry) in picked {
+                if stop() {
+                    break 'shards;
+                }
                 tried += 1;
                 let start = thread_cpu_ns();
                 let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
@@ -325,7 +335,8 @@ impl Zswap {
     /// idle since its last pass ([`Zswap::recompress_idle`]) and marks every entry idle
     /// again ([`Zswap::mark_idle`]), so that a page left alone for one to two intervals is
     /// recompressed. The thread holds the tier only while it works; it stops when the
-    /// returned [`Recompressing`] is dropped or the last `Arc` of the tier goes.
+    /// returned [`Recompressing`] is dropped (within the entry it is recompressing, and the
+    /// compaction that ends its pass) or the last `Arc` of the tier goes.
     ///
     /// # Errors
     ///
@@ -352,7 +363,10 @@ impl Zswap {
                         }
                     }
                     let Some(z) = tier.upgrade() else { return };
-                    z.recompress_idle(usize::MAX);
+                    z.recompress_pass(usize::MAX, || *lock.lock());
+                    if *lock.lock() {
+                        return;
+                    }
                     z.mark_idle();
                 }
             })?;
@@ -363,8 +377,9 @@ impl Zswap {
     }
 }
 
-/// The thread of [`Zswap::recompress_every`]; dropping it stops the thread and waits for
-/// its pass to end.
+/// The thread of [`Zswap::recompress_every`]; dropping it stops the thread and waits for it:
+/// a pass under way ends after the entry it is recompressing (and compacts what it
+/// recompressed), not after every idle entry.
 #[derive(Debug)]
 pub struct Recompressing {
     stop: Arc<(Mutex<bool>, Condvar)>,
