@@ -6,10 +6,10 @@
 //! use acomp_zswap::{LoadError, PAGE_SIZE, Page, SwapFile, Zswap};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let dir = std::env::temp_dir().join(format!("acomp-zswap-doc-{}", std::process::id()));
+//! # let path = std::env::temp_dir().join(format!("acomp-zswap-doc-{}", std::process::id()));
 //! let zswap = Zswap::builder(acomp::Acomp::new("lz4")?) // the transform, by value
 //!     .max_pool_bytes(64 << 20)                      // the budget (zswap's max_pool_percent, in bytes)
-//!     .device(SwapFile::create(&dir)?)               // optional: where cold pages go
+//!     .device(SwapFile::create(&path)?)              // optional: where cold pages go
 //!     .build()?;                                     // Send + Sync
 //! let mut page: Page = [0; PAGE_SIZE];
 //! page[..11].copy_from_slice(b"hello, swap");
@@ -20,7 +20,7 @@
 //! zswap.invalidate(1 << 40);
 //! assert!(matches!(zswap.load(1 << 40, &mut back), Err(LoadError::NotFound)));
 //! assert_eq!(zswap.stats().stored_pages, 0);
-//! # std::fs::remove_file(&dir)?;
+//! # std::fs::remove_file(&path)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -39,10 +39,14 @@
 //!   store is refused ([`StoreError`]) and the page stays with the caller, as
 //!   `zswap_store` returning false leaves it; the offset's old entry is invalidated. Once
 //!   refused, stores stay refused until the pool falls to `accept_threshold_percent` of the
-//!   budget (default 90): a full pool does not flip pages in and out. (A store needs a
-//!   whole zspage of its size class, up to 8 pages: with a budget of only a few dozen pages,
-//!   a store may find none it can free and be refused with [`StoreError::PoolFull`] even
-//!   with a device.)
+//!   budget (default 90): a full pool does not flip pages in and out. Invalidated pages
+//!   free their objects, but a zspage's backing pages only once all its objects are gone:
+//!   without a device, a refused store first compacts where the room so left could bring
+//!   the pool to the threshold (the kernel's zsmalloc compacts from its shrinker), so that
+//!   invalidating pages ends the refusals. (A store needs a whole zspage of its size class,
+//!   up to 8 pages: with a budget of only a few dozen pages, a store may find none it can
+//!   free and be refused with [`StoreError::PoolFull`] even with a device; so may a folio
+//!   whose frame needs more than the threshold leaves room for: store its pages alone.)
 //! - Same-filled pages are kept as their value (nothing in the pool), incompressible pages
 //!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
 //!   [`Stats::stored_incompressible_pages`]).
@@ -62,7 +66,8 @@
 //! - After churn, [`Zswap::compact`] moves the objects of the emptiest zspages into fuller
 //!   ones (zsmalloc's compaction): the pool gets back to at least 90% packing
 //!   ([`Stats::packing`]) where each size class holds more than a few zspages' worth. A store
-//!   that finds nothing left to write back compacts by itself.
+//!   that finds nothing left to write back compacts by itself, and so does a refused store
+//!   without a device where that can make room.
 //! - [`SwapFile`]: a file of page slots written with positional I/O, a batch of neighbouring
 //!   slots in one `pwritev`; `discard` punches a hole and frees the slot for reuse.
 //! - Recompression of idle entries (zram's `recomp_algorithm`, `idle`, `recompress

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use acomp::Acomp;
 use parking_lot::{Mutex, RwLock};
@@ -101,6 +101,10 @@ pub struct Zswap {
     /// The pool hit its budget and has not yet fallen below the accept threshold
     /// (`zswap_pool_reached_full`).
     full: AtomicBool,
+    /// Without a device: the pool's used bytes when compaction last ran to make room
+    /// (`usize::MAX` since the pool was last below the threshold), so that it runs again
+    /// only once objects were freed since.
+    compacted_at: AtomicUsize,
     /// One shrinker at a time, so that stores at the budget do not all write back.
     shrinking: Mutex<()>,
     /// The next device key.
@@ -264,12 +268,8 @@ impl Zswap {
     /// the device until the pool is at the accept threshold; without a device, or while the
     /// pool has not fallen below the threshold since it was full, the store is refused.
     fn alloc(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
-        if self.full.load(Relaxed) {
-            if self.pool.stats().pages <= self.accept_pages {
-                self.full.store(false, Relaxed);
-            } else if self.device.is_none() {
-                return Err(StoreError::PoolFull);
-            }
+        if self.full.load(Relaxed) && !self.at_threshold() && self.device.is_none() {
+            return Err(StoreError::PoolFull);
         }
         match self.pool.alloc(len, offset) {
             Ok(h) => return Ok(h),
@@ -279,6 +279,12 @@ impl Zswap {
         inc(&self.counters.pool_limit_hit);
         self.full.store(true, Relaxed);
         if self.device.is_none() {
+            // Compaction may give back room that invalidated pages left in their zspages.
+            if self.at_threshold() {
+                if let Ok(h) = self.pool.alloc(len, offset) {
+                    return Ok(h);
+                }
+            }
             return Err(StoreError::PoolFull);
         }
         let _one = self.shrinking.lock();
@@ -498,6 +504,34 @@ impl Zswap {
                     inc(&c.device_discard_fail);
                 }
             }
+        }
+    }
+
+    /// Whether the pool is at or below the accept threshold, which ends the refusals of a
+    /// pool that hit its budget (zswap's hysteresis). Without a device, compaction is the
+    /// only way back there (the kernel's zsmalloc compacts by itself, from its shrinker): it
+    /// runs first where the room left inside zspages could cover the excess and objects were
+    /// freed since it last ran for this, so that refused stores do not compact over and over
+    /// for nothing.
+    fn at_threshold(&self) -> bool {
+        let s = self.pool.stats();
+        if self.device.is_none() && s.pages > self.accept_pages {
+            let excess = (s.pages - self.accept_pages) * PAGE_SIZE;
+            let room = s.total_size().saturating_sub(s.used_bytes);
+            if room >= excess && s.used_bytes < self.compacted_at.load(Relaxed) {
+                if let Some(_one) = self.shrinking.try_lock() {
+                    self.compact();
+                    self.compacted_at
+                        .store(self.pool.stats().used_bytes, Relaxed);
+                }
+            }
+        }
+        if self.pool.stats().pages <= self.accept_pages {
+            self.full.store(false, Relaxed);
+            self.compacted_at.store(usize::MAX, Relaxed);
+            true
+        } else {
+            false
         }
     }
 

@@ -1,7 +1,7 @@
 //! [`Builder`]: the budget, the accept threshold, the device and the recompression
 //! transform of a [`Zswap`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 use acomp::Acomp;
 use parking_lot::Mutex;
@@ -62,7 +62,8 @@ impl Builder {
 
     /// zswap's `accept_threshold_percent` (default 90): once the pool has hit its budget and
     /// a store was refused, stores are refused until the pool falls to this percentage of
-    /// the budget; with a device, the shrinker writes back until it gets there.
+    /// the budget; with a device, the shrinker writes back until it gets there; without one,
+    /// a refused store compacts first where invalidated pages left room enough.
     pub fn accept_threshold_percent(mut self, percent: u8) -> Self {
         self.accept_threshold_percent = percent;
         self
@@ -101,6 +102,7 @@ impl Builder {
             max_pages,
             accept_pages,
             full: AtomicBool::new(false),
+            compacted_at: AtomicUsize::new(usize::MAX),
             shrinking: Mutex::new(()),
             next_key: AtomicU64::new(0),
             counters: Counters::default(),

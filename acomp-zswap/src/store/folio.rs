@@ -138,6 +138,13 @@ impl Zswap {
     /// (invalidated, taken, stored again or written back). A folio of one page is a
     /// [`Zswap::store`].
     ///
+    /// The cost of a page's load grows with the folio: zstd's range read decodes the frame's
+    /// blocks up to the page's end (smaller blocks, [`acomp::ZstdParams::block_size_max`],
+    /// decode less), and lz4 (no range reads) decodes the whole frame for each page;
+    /// writing back a folio's pages decodes it once per page. Folios serve pages that are
+    /// loaded together ([`Zswap::load_folio`], one decode); pages loaded one by one are
+    /// cheaper stored alone.
+    ///
     /// ```
     /// use acomp_zswap::{EntryInfo, FolioKind, LoadError, PAGE_SIZE, Page, Zswap};
     ///
