@@ -141,8 +141,8 @@
 //! # Ok::<(), acomp::Error>(())
 //! ```
 //!
-//! libzstd's and liblz4's C code is compiled at the optimisation level of the profile that
-//! builds it: a debug build of a crate that depends on acomp runs them unoptimised, several
+//! libzstd's and liblz4's C code (and acomp's own lz4 decoder) is compiled at the
+//! optimisation level of the profile that builds it: a debug build of a crate that depends on acomp runs them unoptimised, several
 //! times slower. Put this in the dependent crate's `Cargo.toml` (the test profile inherits it):
 //!
 //! ```toml
@@ -150,6 +150,9 @@
 //! opt-level = 3
 //!
 //! [profile.dev.package.lz4-sys]   # where you use "lz4"
+//! opt-level = 3
+//!
+//! [profile.dev.package.acomp]     # where you use "lz4": its decoder is Rust
 //! opt-level = 3
 //! ```
 //!
