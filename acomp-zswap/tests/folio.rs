@@ -135,6 +135,40 @@ fn folio_pages_load_back_by_their_offsets() {
 
 /// A folio stored again over itself replaces every page; folios of other sizes over
 /// part of it replace those pages only.
+/// lz4 has no range reads: a folio's pages loaded one by one in a row decode its frame
+/// once (the thread keeps the last folio it decoded), each page still its own; another
+/// folio in between is decoded anew, and a page stored again is its own entry.
+#[test]
+fn lz4_folio_pages_loaded_in_a_row_decode_the_frame_once() {
+    let z = tier("lz4", 64 << 20);
+    let (a, b) = (folio(1 << 40, 64, 1), folio(2 << 40, 64, 2));
+    assert_eq!(z.store_folio(1 << 40, &a).unwrap(), FolioKind::Frame);
+    assert_eq!(z.store_folio(2 << 40, &b).unwrap(), FolioKind::Frame);
+    let decodes = || z.acomp().stats().decompress;
+    let mut out = zero();
+    let before = decodes();
+    for k in 0..64 {
+        z.load((1 << 40) + k, &mut out).unwrap();
+        assert_eq!(check((1 << 40) + k, &out), 1);
+    }
+    assert_eq!(decodes() - before, 1, "one decode for the folio's 64 pages");
+    // Alternating folios: a decode each time the folio changes.
+    let before = decodes();
+    for k in 0..4 {
+        z.load((2 << 40) + k, &mut out).unwrap();
+        assert_eq!(check((2 << 40) + k, &out), 2);
+        z.load((1 << 40) + k, &mut out).unwrap();
+        assert_eq!(check((1 << 40) + k, &out), 1);
+    }
+    assert_eq!(decodes() - before, 8);
+    // A page stored again leaves the folio: its new bytes, not the decoded copy's.
+    z.store((1 << 40) + 5, &page((1 << 40) + 5, 9)).unwrap();
+    z.load((1 << 40) + 5, &mut out).unwrap();
+    assert_eq!(check((1 << 40) + 5, &out), 9);
+    z.load((1 << 40) + 6, &mut out).unwrap();
+    assert_eq!(check((1 << 40) + 6, &out), 1);
+}
+
 #[test]
 fn folios_stored_again_replace_page_by_page() {
     let z = tier("zstd", 64 << 20);

@@ -9,7 +9,8 @@
 //!   same-filled keeps their fill values.
 //! - A page's load is a range read of that page (zstd's `decompress_range`, which decodes
 //!   the blocks up to the page and stops); an algorithm without range reads decodes the
-//!   frame into a per-thread buffer and copies the page out. [`Zswap::load_folio`] decodes
+//!   frame into a per-thread buffer and copies the page out, and copies the next page of
+//!   the same folio from there without a decode (folio ids are never reused). [`Zswap::load_folio`] decodes
 //!   the frame once for all its pages.
 //! - Each page loads, takes, invalidates, is stored again and is written back by its own
 //!   offset. The frame is freed when the last page it serves leaves it; until then the pages
@@ -42,8 +43,10 @@ thread_local! {
     static FOLIO_DST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// A frame kept in several objects, gathered into one buffer for the one-shot path.
     static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// A folio decoded whole for one page, where the algorithm has no range reads.
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// A folio decoded whole for one page, where the algorithm has no range reads, and the
+    /// id of the folio it holds (0: none). Ids are never reused and a folio's bytes never
+    /// change, so the next page of the same folio is copied from here without a decode.
+    static SCRATCH: RefCell<(u64, Vec<u8>)> = const { RefCell::new((0, Vec::new())) };
 }
 
 /// One folio's frame, shared by the entries of its pages.
@@ -140,10 +143,11 @@ impl Zswap {
     ///
     /// The cost of a page's load grows with the folio: zstd's range read decodes the frame's
     /// blocks up to the page's end (smaller blocks, [`acomp::ZstdParams::block_size_max`],
-    /// decode less), and lz4 (no range reads) decodes the whole frame for each page;
-    /// writing back a folio's pages decodes it once per page. Folios serve pages that are
-    /// loaded together ([`Zswap::load_folio`], one decode); pages loaded one by one are
-    /// cheaper stored alone.
+    /// decode less), and lz4 (no range reads) decodes the whole frame, once for the pages of
+    /// one folio that a thread loads (or writes back) in a row, again whenever it goes to
+    /// another folio in between. Folios serve pages that are loaded together
+    /// ([`Zswap::load_folio`], one decode); pages loaded one by one at random are cheaper
+    /// stored alone.
     ///
     /// ```
     /// use acomp_zswap::{EntryInfo, FolioKind, LoadError, PAGE_SIZE, Page, Zswap};
@@ -363,7 +367,8 @@ impl Zswap {
     }
 
     /// Page `k` of `folio`, under its entry's lock: a range read where the algorithm has
-    /// one (zstd), else the frame decoded into a per-thread buffer and the page copied.
+    /// one (zstd), else the frame decoded into a per-thread buffer (unless it holds that
+    /// folio already) and the page copied.
     pub(super) fn read_folio_page(
         &self,
         folio: &Folio,
@@ -381,9 +386,13 @@ impl Zswap {
                 PAGE_SIZE,
             )
         } else {
-            SCRATCH.with_borrow_mut(|buf| {
-                buf.resize(folio.pages * PAGE_SIZE, 0);
-                self.decode_frame(&chunks, folio.length, buf)?;
+            SCRATCH.with_borrow_mut(|(held, buf)| {
+                if *held != folio.id {
+                    *held = 0;
+                    buf.resize(folio.pages * PAGE_SIZE, 0);
+                    self.decode_frame(&chunks, folio.length, buf)?;
+                    *held = folio.id;
+                }
                 page.copy_from_slice(&buf[k * PAGE_SIZE..][..PAGE_SIZE]);
                 Ok(())
             })
