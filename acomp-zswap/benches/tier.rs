@@ -4,6 +4,8 @@
 //!   pages (the embedding's overhead): up to 2048 pages of this bench's own binary that are
 //!   not same-filled, lz4.
 //! - `threads`: 8192 such pages stored and loaded by 2 threads, then by 64.
+//! - `folio`: those pages as 32 lz4 folios of 64 pages, loaded whole, page by page in order
+//!   and page by page across the folios.
 //! - `recompress`: `recompress_idle` over the `per_page` pages stored with lz4 and marked
 //!   idle (a fresh tier per iteration, set up untimed), recompressed with zstd at level 3,
 //!   against acomp's own calls on the same frames (lz4 decompression, zstd compression): the
@@ -176,6 +178,52 @@ fn threads(c: &mut Criterion) {
             )
         });
     }
+    g.finish();
+}
+
+/// `folio`: the `per_page` pages as 32 folios of 64 pages (`store_folio`, lz4), loaded
+/// whole (`load_folio`), page by page in order (the thread's copy of the last folio decoded
+/// serves a folio's next pages), and page by page across the folios (each load another
+/// folio: a decode each, lz4 having no range reads).
+fn folio(c: &mut Criterion) {
+    let pages = own_pages(2048);
+    let folios: Vec<Vec<Page>> = pages
+        .chunks_exact(64)
+        .map(|c| c.iter().map(|p| **p).collect())
+        .collect();
+    let z = unbudgeted(lz4());
+    for (f, folio) in folios.iter().enumerate() {
+        z.store_folio((f * 64) as u64, folio).expect("no budget");
+    }
+    let n = folios.len() * 64;
+    let mut g = c.benchmark_group("folio");
+    g.throughput(Throughput::Elements(n as u64));
+    g.sample_size(10);
+    let mut whole: Vec<Page> = vec![[0; PAGE_SIZE]; 64];
+    g.bench_function("lz4/load_folio", |b| {
+        b.iter(|| {
+            for f in 0..folios.len() {
+                z.load_folio((f * 64) as u64, &mut whole).expect("stored");
+            }
+        })
+    });
+    let mut out = [0u8; PAGE_SIZE];
+    g.bench_function("lz4/pages-in-order", |b| {
+        b.iter(|| {
+            for i in 0..n {
+                z.load(i as u64, &mut out).expect("stored");
+            }
+        })
+    });
+    g.bench_function("lz4/pages-across-folios", |b| {
+        b.iter(|| {
+            for k in 0..64 {
+                for f in 0..folios.len() {
+                    z.load((f * 64 + k) as u64, &mut out).expect("stored");
+                }
+            }
+        })
+    });
     g.finish();
 }
 
@@ -474,6 +522,7 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     per_page(&mut c);
     threads(&mut c);
+    folio(&mut c);
     recompress(&mut c);
     heap(&mut c);
     c.final_summary();

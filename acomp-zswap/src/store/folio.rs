@@ -10,8 +10,8 @@
 //! - A page's load is a range read of that page (zstd's `decompress_range`, which decodes
 //!   the blocks up to the page and stops); an algorithm without range reads decodes the
 //!   frame into a per-thread buffer and copies the page out, and copies the next page of
-//!   the same folio from there without a decode (folio ids are never reused). [`Zswap::load_folio`] decodes
-//!   the frame once for all its pages.
+//!   the same folio from there without a decode (folio ids are never reused).
+//!   [`Zswap::load_folio`] decodes the frame once for all its pages.
 //! - Each page loads, takes, invalidates, is stored again and is written back by its own
 //!   offset. The frame is freed when the last page it serves leaves it; until then the pages
 //!   that left are counted as held ([`Stats::held_folio_pages`](crate::Stats)).
