@@ -193,22 +193,33 @@ fn a_hot_page_stays_while_cold_ones_go() {
     assert_eq!(z.writeback(10).unwrap(), 0);
 }
 
+/// Page `o` of the tests without a device: pages of one size class, so that any freed
+/// object fits any page.
+fn one_class(o: u64) -> Page {
+    page_with(o, 0, 1000)
+}
+
+/// A tier of `pages` pages and no device, stored [`one_class`] pages at offsets 0, 1, ...
+/// until a store is refused; returns it and that offset.
+fn full_without_a_device(pages: u64) -> (Zswap, u64) {
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(pages * PAGE_SIZE as u64)
+        .build()
+        .unwrap();
+    let mut o = 0;
+    while z.store(o, &one_class(o)).is_ok() {
+        o += 1;
+    }
+    (z, o)
+}
+
 /// Line 2: without a device the store is refused, the page stays with the caller, the old
 /// entry is invalidated, and stores stay refused until the pool falls below the accept
 /// threshold.
 #[test]
 fn without_a_device_stores_are_refused_with_hysteresis() {
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(40 * PAGE_SIZE as u64)
-        .build()
-        .unwrap();
-    // Pages of one size class, so that any freed object fits any page.
-    let p = |o: u64| page_with(o, 0, 1000);
-    let mut o = 0;
-    while z.store(o, &p(o)).is_ok() {
-        o += 1;
-    }
-    let first_refused = o;
+    let (z, first_refused) = full_without_a_device(40);
+    let p = one_class;
     let mut out = zero();
     assert!(matches!(
         z.load(first_refused, &mut out),
@@ -245,15 +256,8 @@ fn without_a_device_stores_are_refused_with_hysteresis() {
 /// shrinker does in the kernel).
 #[test]
 fn without_a_device_compaction_gives_back_what_invalidation_left() {
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(64 * PAGE_SIZE as u64)
-        .build()
-        .unwrap();
-    let p = |o: u64| page_with(o, 0, 1000);
-    let mut n = 0;
-    while z.store(n, &p(n)).is_ok() {
-        n += 1;
-    }
+    let (z, n) = full_without_a_device(64);
+    let p = one_class;
     // Every other page invalidated: half of every zspage's objects free, no zspage empty.
     for o in (0..n).step_by(2) {
         assert!(z.invalidate(o));
