@@ -50,9 +50,9 @@ fn default_budget() -> u64 {
 impl Builder {
     /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
-    /// zswap's default `max_pool_percent`. Beside the pool, up to
-    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
-    /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
+    /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
+    /// pool's arena are kept for reuse (those of its 2 MiB chunks still in use, and at most
+    /// one wholly free chunk: [`pool`](crate::pool)), and the entries
     /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
     /// the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {

@@ -1,0 +1,88 @@
+//! The pool's arena seen from the tier: backing pages reused without zeroing, and whole
+//! chunks given back to the kernel after mass invalidation.
+
+mod common;
+
+use acomp::Acomp;
+use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
+use acomp_zswap::{PAGE_SIZE, Page, StoreKind, Zswap};
+use common::{check, mix, page};
+
+fn tier() -> Zswap {
+    Zswap::builder(Acomp::new("lz4").unwrap()).build().unwrap()
+}
+
+/// A page of random bytes: kept as it is, a whole backing page.
+fn noise(seed: u64) -> Page {
+    let mut p = [0u8; PAGE_SIZE];
+    let mut s = seed;
+    for w in p.chunks_exact_mut(8) {
+        s = mix(s);
+        w.copy_from_slice(&s.to_le_bytes());
+    }
+    p
+}
+
+#[test]
+fn stale_bytes_of_reused_pages_never_load_as_a_page() {
+    let z = tier();
+    // Two chunks of backing pages full of random bytes, then all invalidated: the pages go
+    // back to the arena as they are.
+    for offset in 0..2 * CHUNK_PAGES as u64 {
+        assert_eq!(
+            z.store_kind(offset, &noise(offset)).unwrap(),
+            StoreKind::Incompressible
+        );
+    }
+    assert_eq!(z.pool_stats().chunks, 2);
+    for offset in 0..2 * CHUNK_PAGES as u64 {
+        z.invalidate(offset);
+    }
+    assert_eq!(z.pool_stats().chunks, 1);
+    // Frames shorter than their objects, in pages that held other bytes: each loads whole.
+    let n = 400;
+    for offset in 0..n {
+        assert_eq!(
+            z.store_kind(offset, &page(offset, 1)).unwrap(),
+            StoreKind::Compressed
+        );
+    }
+    assert_eq!(z.pool_stats().chunks, 1, "the kept chunk served the stores");
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in 0..n {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 1);
+    }
+}
+
+#[test]
+fn mass_invalidation_gives_whole_chunks_back() {
+    let z = tier();
+    let n = 20_000u64;
+    let before = common::rss();
+    for offset in 0..n {
+        z.store(offset, &page(offset, 7)).unwrap();
+    }
+    let full = z.pool_stats();
+    assert!(full.chunks >= 16, "{full:?}");
+    // The arena's memory is the pool's plus the free pages it keeps, whole chunks.
+    assert_eq!(full.arena_size(), full.chunks * CHUNK_SIZE);
+    assert_eq!(full.pages + full.cached_pages, full.chunks * CHUNK_PAGES);
+    let stored = common::rss();
+    for offset in 0..n {
+        z.invalidate(offset);
+    }
+    let s = z.pool_stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert_eq!((s.chunks, s.cached_pages), (1, ARENA_HIGH_PAGES));
+    // The kernel has the rest back: the process's resident set fell by most of it (other
+    // tests of this binary run meanwhile, so only a loose bound).
+    if let (Some(b), Some(st), Some(after)) = (before, stored, common::rss()) {
+        let given = ((full.chunks - 1) * CHUNK_SIZE) as u64;
+        assert!(st > b, "rss {b} -> {st}");
+        assert!(
+            after + given / 2 < st,
+            "rss {st} -> {after} after giving back {given} bytes"
+        );
+    }
+}
