@@ -50,7 +50,8 @@
 //!   up to 8 pages: with a budget of only a few dozen pages, a store may find none it can
 //!   free and be refused with [`StoreError::PoolFull`] even with a device; so may a folio
 //!   whose frame needs more than the threshold leaves room for: store its pages alone.)
-//! - Same-filled pages are kept as their value (nothing in the pool), incompressible pages
+//! - Same-filled pages, those that repeat one 8-byte word (zswap's notion, wider than zram's
+//!   byte), are kept as that word (nothing in the pool), incompressible pages
 //!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
 //!   [`Stats::stored_incompressible_pages`]).
 //! - Any number of threads store, load, take, invalidate, write back and compact, on the
@@ -105,6 +106,7 @@
 #![deny(missing_docs)]
 
 mod device;
+mod filled;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
@@ -115,11 +117,12 @@ mod stats;
 mod store;
 
 pub use device::{SwapDevice, SwapFile};
+pub use filled::{same_filled, same_filled_word};
 pub use recompress::Recompressing;
 pub use stats::Stats;
 pub use store::{
     BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
-    StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
+    StoreError, StoreKind, WRITEBACK_BATCH, Zswap,
 };
 
 // The README's example runs as a doctest, so that what a user copies from it works.

@@ -22,6 +22,7 @@ use acomp::Acomp;
 use parking_lot::{Mutex, RwLock};
 
 use crate::device::SwapDevice;
+use crate::filled::{fill_word, same_filled_word};
 use crate::lru::Lru;
 use crate::pool::{AllocError, Handle, Pool};
 use crate::recompress::{FrameTag, IdleMark, Recompressor};
@@ -65,8 +66,8 @@ pub(crate) enum State {
         // recompress: the transform that wrote the frame.
         codec: FrameTag,
     },
-    /// Every byte is this value; nothing in the pool.
-    Filled(u8),
+    /// Every 8-byte word is this value (native-endian); nothing in the pool.
+    Filled(u64),
     /// Written back: on the device under `key`, with this checksum of key and page.
     Device { key: u64, checksum: u32 },
     /// Page `index` of a folio's frame, shared with the folio's other pages.
@@ -122,15 +123,6 @@ impl std::fmt::Debug for Zswap {
     }
 }
 
-/// The value every byte of `page` has, if they all have the same one.
-pub fn same_filled(page: &Page) -> Option<u8> {
-    // Compare in words, as zram's `page_same_filled` does: most pages differ early.
-    let word = u64::from_ne_bytes([page[0]; 8]);
-    page.chunks_exact(8)
-        .all(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")) == word)
-        .then_some(page[0])
-}
-
 /// The checksum of a written-back page: CRC-32 of its key and bytes, so that a page read
 /// from another key's slot does not match either.
 fn checksum(key: u64, page: &Page) -> u32 {
@@ -173,7 +165,7 @@ impl Zswap {
     /// As [`Zswap::store`].
     pub fn store_kind(&self, offset: u64, page: &Page) -> Result<StoreKind, StoreError> {
         let c = &self.counters;
-        let (state, kind) = match same_filled(page) {
+        let (state, kind) = match same_filled_word(page) {
             Some(fill) => (State::Filled(fill), StoreKind::SameFilled),
             None => match DST.with_borrow_mut(|dst| self.compress(offset, page, dst)) {
                 Ok(x) => x,
@@ -396,8 +388,8 @@ impl Zswap {
         let c = &self.counters;
         match state {
             State::Dead => unreachable!("callers look dead entries up again"),
-            State::Filled(fill) => {
-                page.fill(*fill);
+            State::Filled(word) => {
+                fill_word(page, *word);
                 Ok(LoadKind::Filled)
             }
             State::Pool {

@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use acomp::Segment;
 use parking_lot::RwLock;
 
-use super::{Entry, LoadError, LoadKind, State, StoreError, StoreKind, Zswap, same_filled};
+use super::{Entry, LoadError, LoadKind, State, StoreError, StoreKind, Zswap};
+use crate::filled::same_filled_word;
 use crate::pool::Handle;
 use crate::recompress::FrameTag;
 use crate::stats::{dec, inc};
@@ -195,9 +196,12 @@ impl Zswap {
             });
             Err(e)
         };
-        if pages.iter().all(|p| same_filled(p).is_some()) {
+        if pages.iter().all(|p| same_filled_word(p).is_some()) {
             for (o, p) in offsets.clone().zip(pages) {
-                self.install(o, State::Filled(p[0]));
+                self.install(
+                    o,
+                    State::Filled(u64::from_ne_bytes(p[..8].try_into().expect("8 bytes"))),
+                );
             }
             return Ok(FolioKind::SameFilled);
         }
@@ -238,7 +242,7 @@ impl Zswap {
         }) else {
             // Not smaller than the folio: each page on its own, as it is.
             for (o, p) in offsets.clone().zip(pages) {
-                let state = match same_filled(p) {
+                let state = match same_filled_word(p) {
                     Some(fill) => State::Filled(fill),
                     None => {
                         inc(&self.counters.reject_compress_poor);

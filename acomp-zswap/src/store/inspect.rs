@@ -15,7 +15,10 @@ impl Zswap {
             State::Pool { length, .. } => EntryInfo::Compressed {
                 length: *length as usize,
             },
-            State::Filled(fill) => EntryInfo::SameFilled(*fill),
+            State::Filled(word) => match word.to_ne_bytes() {
+                b if b == [b[0]; 8] => EntryInfo::SameFilled(b[0]),
+                _ => EntryInfo::SameFilledWord(*word),
+            },
             State::Device { .. } => EntryInfo::Device,
             State::Folio { folio, .. } => EntryInfo::Folio(folio.info()),
             State::Dead => return None,

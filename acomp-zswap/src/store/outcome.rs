@@ -14,7 +14,7 @@ pub enum StoreKind {
     Compressed,
     /// Compression failed or did not pay: kept as it is.
     Incompressible,
-    /// All bytes equal: kept as the fill value.
+    /// One 8-byte word repeated (all bytes equal, or not): kept as that word.
     SameFilled,
 }
 
@@ -27,7 +27,7 @@ pub enum LoadKind {
     Straddling,
     /// Copied from the pool: the page was kept as it is.
     Copied,
-    /// Filled with the page's one byte value.
+    /// Filled with the page's one repeated word (or byte).
     Filled,
     /// Read from the device and checked.
     Device,
@@ -48,6 +48,9 @@ pub enum EntryInfo {
     Incompressible,
     /// Every byte is this value; nothing in the pool.
     SameFilled(u8),
+    /// Every 8-byte word is this value (native-endian), its bytes not all equal; nothing in
+    /// the pool (zswap's same-filled `unsigned long`).
+    SameFilledWord(u64),
     /// Written back to the device.
     Device,
     /// A page of a folio's frame ([`Zswap::store_folio`]).
