@@ -87,6 +87,12 @@
 //!   frame is freed when its last page leaves it; until then the pages that left are
 //!   counted ([`Stats::held_folio_pages`], [`Stats::held_folio_bytes`]). Compaction moves
 //!   a frame's objects when its first page is still its own.
+//! - Clean copies ([`Zswap::load_clean`]): a page loaded for a pager that keeps it and its
+//!   copy in the tier both (the kernel's swap cache keeping the swap slot of a page faulted
+//!   in for reading). At the budget the tier drops them first, oldest first, before writing
+//!   anything back and, without a device, instead of refusing a store; they are never
+//!   written back. [`Zswap::clear_clean`] turns a copy back into an ordinary entry under its
+//!   lock, or says that it was dropped: it never says a dropped copy is held.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.

@@ -204,7 +204,12 @@ impl Zswap {
             let picked: Vec<(u64, Arc<Entry>)> = shard
                 .lock()
                 .iter()
-                .filter(|(_, e)| e.idle.idle.load(Relaxed) && !e.idle.tried.load(Relaxed))
+                .filter(|(_, e)| {
+                    // Clean copies are the first to be dropped: not worth the CPU.
+                    e.idle.idle.load(Relaxed)
+                        && !e.idle.tried.load(Relaxed)
+                        && !e.clean.load(Relaxed)
+                })
                 .take(max_pages - tried)
                 .map(|(&o, e)| (o, Arc::clone(e)))
                 .collect();

@@ -85,6 +85,11 @@ pub(crate) struct Entry {
     pub(crate) lru: AtomicU64,
     // recompress: zram's idle mark and whether recompression was tried since the store.
     pub(crate) idle: IdleMark,
+    /// A clean copy ([`Zswap::load_clean`]): set under the entry's lock held for reading or
+    /// writing, cleared and acted on only under it held for writing.
+    pub(crate) clean: AtomicBool,
+    /// Its offset, so that the shrinker can drop a clean copy it took from the LRU.
+    pub(crate) offset: u64,
 }
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
@@ -209,6 +214,8 @@ impl Zswap {
             referenced: AtomicBool::new(false),
             lru: AtomicU64::new(0),
             idle: IdleMark::default(),
+            clean: AtomicBool::new(false),
+            offset,
         });
         if in_pool {
             self.lru.push(&entry);
@@ -268,7 +275,7 @@ impl Zswap {
     /// the device until the pool is at the accept threshold; without a device, or while the
     /// pool has not fallen below the threshold since it was full, the store is refused.
     fn alloc(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
-        if self.full.load(Relaxed) && !self.at_threshold() && self.device.is_none() {
+        if self.full.load(Relaxed) && self.device.is_none() && !self.reclaim_without_device() {
             return Err(StoreError::PoolFull);
         }
         match self.pool.alloc(len, offset) {
@@ -279,8 +286,7 @@ impl Zswap {
         inc(&self.counters.pool_limit_hit);
         self.full.store(true, Relaxed);
         if self.device.is_none() {
-            // Compaction may give back room that invalidated pages left in their zspages.
-            if self.at_threshold() {
+            if self.reclaim_without_device() {
                 if let Ok(h) = self.pool.alloc(len, offset) {
                     return Ok(h);
                 }
@@ -288,6 +294,8 @@ impl Zswap {
             return Err(StoreError::PoolFull);
         }
         let _one = self.shrinking.lock();
+        // Clean copies first: their owners hold the pages.
+        self.drop_clean();
         let (mut compacted, mut busy) = (false, 0);
         loop {
             // Another shrinker may have made room meanwhile.
@@ -334,6 +342,76 @@ impl Zswap {
         }
     }
 
+    /// Without a device, at the budget: drops clean copies, then says whether the pool is at
+    /// the accept threshold ([`Zswap::at_threshold`], which compacts where that can get it
+    /// there).
+    fn reclaim_without_device(&self) -> bool {
+        {
+            let _one = self.shrinking.lock();
+            self.drop_clean();
+        }
+        self.at_threshold()
+    }
+
+    /// Drops clean copies ([`Zswap::load_clean`]), oldest first, until the pool is at the
+    /// accept threshold or none is left; compacts where the objects left would fit under
+    /// the threshold, so that dropping stops once compaction can do the rest. The caller
+    /// holds `shrinking`. Returns how many it dropped.
+    fn drop_clean(&self) -> usize {
+        let (mut dropped, mut compacted) = (0, 0);
+        loop {
+            let s = self.pool.stats();
+            if s.pages <= self.accept_pages {
+                break;
+            }
+            if dropped > compacted && s.used_bytes <= self.accept_pages * PAGE_SIZE {
+                self.compact();
+                compacted = dropped;
+                continue;
+            }
+            // One at a time: a clean copy's drop costs no I/O, and each may be the last
+            // one needed.
+            let Some(victim) = self.lru.isolate_clean(1).pop() else {
+                break;
+            };
+            if self.drop_clean_one(&victim) {
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// Drops one clean copy taken out of the clean list, under its lock, if it is still
+    /// one and still its offset's entry; an entry whose mark was cleared meanwhile goes
+    /// back to the LRU. Returns whether it dropped it.
+    fn drop_clean_one(&self, entry: &Arc<Entry>) -> bool {
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_before_dropping_clean(entry.offset);
+        let mut state = entry.state.write();
+        if matches!(*state, State::Dead) {
+            return false;
+        }
+        if !entry.clean.load(Relaxed) {
+            self.lru.push(entry);
+            return false;
+        }
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_while_dropping_clean(entry.offset);
+        let mut shard = self.shard(entry.offset).lock();
+        if !shard
+            .get(&entry.offset)
+            .is_some_and(|e| Arc::ptr_eq(e, entry))
+        {
+            // Replaced or invalidated meanwhile: whoever did it frees it.
+            return false;
+        }
+        shard.remove(&entry.offset);
+        drop(shard);
+        self.release(&mut state, entry);
+        inc(&self.counters.clean_dropped);
+        true
+    }
+
     /// Loads the page at `offset` into `page`; the entry stays.
     ///
     /// # Errors
@@ -351,6 +429,77 @@ impl Zswap {
     ///
     /// As [`Zswap::load`].
     pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        self.load_marking::<false>(offset, page)
+    }
+
+    /// [`Zswap::load`] for a pager that keeps the page and its compressed copy both (the
+    /// kernel's swap cache keeping a page's swap slot after a swap-in for reading): the entry
+    /// stays as a clean copy, so that paging the page out again costs no compression. A
+    /// clean copy is redundant while its owner holds the page, and is the first thing the
+    /// tier drops at its budget ([`Stats::clean_dropped`](crate::Stats::clean_dropped)),
+    /// before writing anything back and instead of refusing a store: it is never written
+    /// back to the device. Before the owner drops its page, [`Zswap::clear_clean`] turns the
+    /// copy back into an ordinary entry, or says that it is gone. A store at the offset,
+    /// [`Zswap::invalidate`] and [`Zswap::take`] end the mark with the entry; a load keeps
+    /// it. Only copies in the pool are dropped: a same-filled page or one on the device
+    /// holds no pool memory.
+    ///
+    /// ```
+    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(acomp::Acomp::new("lz4")?).build()?;
+    /// let mut page: Page = [0; PAGE_SIZE];
+    /// page[..13].copy_from_slice(b"a clean page!");
+    /// zswap.store(7, &page)?; // paged out
+    /// let mut back = [0; PAGE_SIZE];
+    /// zswap.load_clean(7, &mut back)?; // faulted in for reading: the copy stays
+    /// assert_eq!(zswap.stats().clean_pages, 1);
+    /// // Paging it out again: no store, as long as the copy is still there.
+    /// assert!(zswap.clear_clean(7));
+    /// assert_eq!(zswap.stats().clean_pages, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`]; on an error the entry is not marked.
+    pub fn load_clean(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.load_marking::<true>(offset, page).map(|_| ())
+    }
+
+    /// Turns the clean copy at `offset` back into an ordinary entry, under the entry's
+    /// lock, so that the tier can no longer drop it. Returns whether `offset` still has an
+    /// entry: true, and the owner may drop its page (the entry is the page again); false
+    /// where the tier dropped the copy at its budget (or it was invalidated), and the owner
+    /// must store the page again to page it out. True also where the entry was not clean.
+    pub fn clear_clean(&self, offset: u64) -> bool {
+        loop {
+            let Some(entry) = self.lookup(offset) else {
+                return false;
+            };
+            let state = entry.state.write();
+            if matches!(*state, State::Dead) {
+                // Dropped, invalidated or replaced since the lookup: look again.
+                continue;
+            }
+            if entry.clean.swap(false, Relaxed) {
+                dec(&self.counters.clean_pages);
+                self.lru.follow_mark(&entry);
+            }
+            return true;
+        }
+    }
+
+    /// A load; one of [`Zswap::load_clean`] where `CLEAN`, marking the entry under the same
+    /// lock as it reads it.
+    #[inline(always)]
+    fn load_marking<const CLEAN: bool>(
+        &self,
+        offset: u64,
+        page: &mut Page,
+    ) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             #[cfg(feature = "test-hooks")]
@@ -362,7 +511,12 @@ impl Zswap {
             }
             entry.referenced.store(true, Relaxed);
             entry.idle.touch();
-            return self.read(&state, page);
+            let kind = self.read(&state, page)?;
+            if CLEAN && !entry.clean.swap(true, Relaxed) {
+                inc(&self.counters.clean_pages);
+                self.lru.follow_mark(&entry);
+            }
+            return Ok(kind);
         }
     }
 
@@ -472,6 +626,10 @@ impl Zswap {
     /// and has taken it out of the tree.
     fn release(&self, state: &mut State, entry: &Entry) {
         let c = &self.counters;
+        if entry.clean.load(Relaxed) {
+            entry.clean.store(false, Relaxed);
+            dec(&c.clean_pages);
+        }
         match std::mem::replace(state, State::Dead) {
             State::Dead => {}
             State::Filled(_) => {

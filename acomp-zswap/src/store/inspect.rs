@@ -82,6 +82,8 @@ impl Zswap {
             folio_pages: get(&c.folio_pages),
             held_folio_pages: get(&c.held_folio_pages),
             held_folio_bytes: get(&c.held_folio_bytes),
+            clean_pages: get(&c.clean_pages),
+            clean_dropped: get(&c.clean_dropped),
         }
     }
 

@@ -9,7 +9,8 @@ use crate::{PAGE_SIZE, Page};
 
 impl Zswap {
     /// The shrinker on demand: writes back up to `max_pages` of the coldest pool entries to
-    /// the device, in batches, and frees their objects. Returns how many were written back:
+    /// the device, in batches, and frees their objects. Clean copies
+    /// ([`Zswap::load_clean`]) are never written back. Returns how many were written back:
     /// fewer when the pool runs out of entries.
     ///
     /// # Errors
@@ -64,6 +65,11 @@ impl Zswap {
                 self.lru.push(v);
                 continue;
             };
+            if v.clean.load(Relaxed) {
+                // A clean copy is dropped at the budget, never written back.
+                self.lru.push(v);
+                continue;
+            }
             if !matches!(*state, State::Pool { .. } | State::Folio { .. }) {
                 continue;
             }
