@@ -107,23 +107,36 @@
 
 #![deny(missing_docs)]
 
+mod builder;
+mod compact;
 mod device;
+mod entry;
+mod folio;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
+mod inspect;
+mod load;
 mod lru;
+mod outcome;
 pub mod pool;
 mod recompress;
+mod shrink;
 mod stats;
 mod store;
+mod tier;
 
+pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};
-pub use recompress::Recompressing;
-pub use stats::Stats;
-pub use store::{
-    BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
-    StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
+pub use outcome::{
+    BuildError, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError,
+    StoreKind,
 };
+pub use recompress::Recompressing;
+pub use shrink::WRITEBACK_BATCH;
+pub use stats::Stats;
+pub use store::same_filled;
+pub use tier::Zswap;
 
 // The README's example runs as a doctest, so that what a user copies from it works.
 #[cfg(doctest)]

@@ -1,6 +1,6 @@
-//! The LRU of pool entries and the shrinker that writes the coldest back to the device
-//! (zswap's `list_lru` and `shrink_memcg_cb`), beside the list of clean copies
-//! ([`crate::Zswap::load_clean`]) that the shrinker drops first.
+//! The LRU of pool entries (zswap's `list_lru`, with `shrink_memcg_cb`'s second chance),
+//! beside the list of clean copies ([`crate::Zswap::load_clean`]) that the shrinker
+//! (`shrink.rs`) drops first.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use parking_lot::Mutex;
 
-use crate::store::Entry;
+use crate::entry::Entry;
 
 /// The bit of an entry's sequence number that says it is in the clean list.
 const CLEAN: u64 = 1 << 63;

@@ -37,6 +37,7 @@ pub use crate::PAGE_SIZE;
 mod access;
 mod class;
 mod compact;
+mod frame;
 
 pub use class::ClassInfo;
 use class::{ClassState, PageCache, SizeClass, Zspage, class_index};

@@ -18,93 +18,19 @@
 //!   writeback and compaction go through it.
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use acomp::Acomp;
 use parking_lot::{Condvar, Mutex};
 
+#[cfg(doc)]
+use crate::Builder;
+use crate::entry::{Entry, FrameTag, State};
 use crate::stats::inc;
-use crate::store::{Builder, Entry, State, Zswap};
+use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
-
-/// The transform that wrote an entry's frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FrameTag {
-    /// The tier's transform ([`Zswap::builder`]'s).
-    Primary,
-    /// The recompression transform ([`Builder::recompress`]'s).
-    Recompressed,
-}
-
-/// An entry's idle mark (zram's `ZRAM_IDLE`) and whether recompression has tried it
-/// (zram's `ZRAM_INCOMPRESSIBLE` for its recompression): both start clear with the entry,
-/// that is with each store.
-#[derive(Debug, Default)]
-pub(crate) struct IdleMark {
-    idle: AtomicBool,
-    tried: AtomicBool,
-}
-
-impl IdleMark {
-    /// An access: the entry is no longer idle.
-    pub(crate) fn touch(&self) {
-        // Most loads find it clear: a read, not a write that moves the cache line.
-        if self.idle.load(Relaxed) {
-            self.idle.store(false, Relaxed);
-        }
-    }
-}
-
-/// The second transform, with a buffer pair per call.
-pub(crate) struct Recompressor {
-    tfm: Acomp,
-}
-
-impl Recompressor {
-    pub(crate) fn new(tfm: Acomp) -> Self {
-        Recompressor { tfm }
-    }
-}
-
-impl Builder {
-    /// A second transform for idle entries (zram's `recomp_algorithm`): see
-    /// [`Zswap::recompress_idle`]. Typically `Acomp::new("lz4")` for the tier and
-    /// `Acomp::new("zstd")` here: stores and hot loads pay lz4, cold pages take zstd's
-    /// memory. Without it, [`Zswap::recompress_idle`] does nothing.
-    ///
-    /// ```
-    /// use acomp::Acomp;
-    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let zswap = Zswap::builder(Acomp::new("lz4")?)
-    ///     .max_pool_bytes(1 << 20)
-    ///     .recompress(Acomp::new("zstd")?) // zram's recomp_algorithm
-    ///     .build()?;
-    /// let mut page: Page = [0; PAGE_SIZE];
-    /// for (i, b) in page.iter_mut().enumerate() {
-    ///     *b = b"idle pages go to zstd; "[i % 23] ^ (i / 512) as u8;
-    /// }
-    /// zswap.store(1, &page)?;
-    /// zswap.store(2, &page)?;
-    /// zswap.mark_idle(); // echo all > idle
-    /// let mut back = [0; PAGE_SIZE];
-    /// zswap.load(2, &mut back)?; // an access: 2 is hot again
-    /// assert_eq!(zswap.recompress_idle(usize::MAX), 1); // recompress type=idle
-    /// assert!(zswap.is_recompressed(1) && !zswap.is_recompressed(2));
-    /// zswap.load(1, &mut back)?; // decoded by zstd
-    /// assert_eq!(back, page);
-    /// assert_eq!(zswap.stats().recompressed_pages, 1);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn recompress(mut self, tfm: Acomp) -> Self {
-        self.recompress = Some(tfm);
-        self
-    }
-}
 
 /// The calling thread's CPU time, in nanoseconds.
 fn thread_cpu_ns() -> u64 {
@@ -248,7 +174,7 @@ impl Zswap {
 
     fn recompress_one(
         &self,
-        recomp: &Recompressor,
+        recomp: &Acomp,
         offset: u64,
         entry: &Entry,
         src: &mut Page,
@@ -259,7 +185,7 @@ impl Zswap {
             let state = entry.state.read();
             let State::Pool {
                 length,
-                raw: false,
+                incompressible: false,
                 codec: FrameTag::Primary,
                 ..
             } = &*state
@@ -276,9 +202,8 @@ impl Zswap {
         // 2. Recompressed, outside any lock.
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_recompressing(offset);
-        let Ok(new_length) = recomp
-            .tfm
-            .compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
+        let Ok(new_length) =
+            recomp.compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
         else {
             return Outcome::Skipped;
         };
@@ -298,7 +223,7 @@ impl Zswap {
         let unchanged = entry.idle.idle.load(Relaxed)
             && matches!(
                 &*state,
-                State::Pool { length, raw: false, codec: FrameTag::Primary, .. }
+                State::Pool { length, incompressible: false, codec: FrameTag::Primary, .. }
                     if *length as usize == old_length
             );
         if !unchanged {
@@ -311,7 +236,7 @@ impl Zswap {
             State::Pool {
                 handle,
                 length: new_length as u32,
-                raw: false,
+                incompressible: false,
                 codec: FrameTag::Recompressed,
             },
         );
@@ -326,14 +251,6 @@ impl Zswap {
         c.recompress_saved_bytes
             .fetch_add((old_class - new_class) as u64, Relaxed);
         Outcome::Recompressed
-    }
-
-    /// The transform that decodes frames tagged `codec`.
-    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
-        match (codec, &self.recomp) {
-            (FrameTag::Recompressed, Some(r)) => &r.tfm,
-            _ => self.acomp(),
-        }
     }
 
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries

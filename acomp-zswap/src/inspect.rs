@@ -2,16 +2,21 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::{EntryInfo, State, Zswap};
 use crate::PAGE_SIZE;
+use crate::entry::State;
+use crate::outcome::EntryInfo;
 use crate::stats::Stats;
+use crate::tier::Zswap;
 
 impl Zswap {
     /// What `offset` holds now, if anything.
     pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
         let e = self.lookup(offset)?;
         let info = match &*e.state.read() {
-            State::Pool { raw: true, .. } => EntryInfo::Incompressible,
+            State::Pool {
+                incompressible: true,
+                ..
+            } => EntryInfo::Incompressible,
             State::Pool { length, .. } => EntryInfo::Compressed {
                 length: *length as usize,
             },
@@ -35,7 +40,7 @@ impl Zswap {
             State::Pool {
                 handle,
                 length,
-                raw: false,
+                incompressible: false,
                 ..
             } => self.pool.straddles(handle, *length as usize),
             _ => false,
