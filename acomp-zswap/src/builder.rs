@@ -12,6 +12,7 @@ use crate::lru::Lru;
 use crate::outcome::BuildError;
 use crate::pool::Pool;
 use crate::stats::Counters;
+use crate::sys;
 use crate::tier::{SHARDS, Zswap};
 
 /// The configuration of a [`Zswap`], from [`Zswap::builder`].
@@ -35,15 +36,8 @@ impl std::fmt::Debug for Builder {
 
 /// 20% of the machine's memory: zswap's default `max_pool_percent`.
 fn default_budget() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if pages > 0 && size > 0 {
-        (pages as u64).saturating_mul(size as u64) / 5
-    } else {
-        // Unknown: 1 GiB.
-        1 << 30
-    }
+    // 1 GiB where the machine's memory is unknown.
+    sys::physical_memory().map_or(1 << 30, |bytes| bytes / 5)
 }
 
 impl Builder {
@@ -82,7 +76,7 @@ impl Builder {
     ///
     /// ```
     /// use acomp::Acomp;
-    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
+    /// use acomp_zswap::{EntryInfo, PAGE_SIZE, Page, Zswap};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let zswap = Zswap::builder(Acomp::new("lz4")?)
@@ -99,7 +93,11 @@ impl Builder {
     /// let mut back = [0; PAGE_SIZE];
     /// zswap.load(2, &mut back)?; // an access: 2 is hot again
     /// assert_eq!(zswap.recompress_idle(usize::MAX), 1); // recompress type=idle
-    /// assert!(zswap.is_recompressed(1) && !zswap.is_recompressed(2));
+    /// let length = |o| match zswap.entry(o) {
+    ///     Some(EntryInfo::Compressed { length }) => length,
+    ///     other => panic!("{other:?}"),
+    /// };
+    /// assert!(length(1) < length(2)); // 1's frame is zstd's now
     /// zswap.load(1, &mut back)?; // decoded by zstd
     /// assert_eq!(back, page);
     /// assert_eq!(zswap.stats().recompressed_pages, 1);

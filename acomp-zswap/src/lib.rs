@@ -97,6 +97,12 @@
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
 //!
+//! # Features
+//!
+//! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
+//!   `is_recompressed`) for tests, benches and measurements: answers about the tier's
+//!   insides, outside the contract above, which may change in any release.
+//!
 //! # Where it comes from
 //!
 //! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
@@ -105,7 +111,7 @@
 //! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
-#![deny(missing_docs)]
+#![deny(missing_docs, unsafe_code)]
 
 mod builder;
 mod compact;
@@ -124,6 +130,7 @@ mod recompress;
 mod shrink;
 mod stats;
 mod store;
+mod sys;
 mod tier;
 
 pub use builder::Builder;

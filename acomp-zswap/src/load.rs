@@ -174,7 +174,7 @@ impl Zswap {
                 ..
             } => {
                 self.pool.read_into(std::slice::from_ref(handle), page);
-                Ok(LoadKind::Copied)
+                Ok(LoadKind::Incompressible)
             }
             State::Pool {
                 handle,

@@ -114,6 +114,7 @@ impl Lru {
     }
 
     /// Entries in the list (not counting clean copies).
+    #[cfg(feature = "inspect")]
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().list.len()
     }

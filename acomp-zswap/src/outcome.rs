@@ -53,8 +53,8 @@ pub enum LoadKind {
     OneFragment,
     /// Decompressed from two fragments (the object straddles backing pages): the stream path.
     Straddling,
-    /// Copied from the pool: the page was kept as it is.
-    Copied,
+    /// Copied from the pool: the page was kept as it is ([`StoreKind::Incompressible`]).
+    Incompressible,
     /// Filled with the page's one byte value.
     Filled,
     /// Read from the device and checked.

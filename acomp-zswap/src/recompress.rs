@@ -29,23 +29,9 @@ use parking_lot::{Condvar, Mutex};
 use crate::Builder;
 use crate::entry::{Entry, FrameTag, State};
 use crate::stats::inc;
+use crate::sys;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
-
-/// The calling thread's CPU time, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write into; the clock id is a constant.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
 
 /// What one try at an entry did.
 enum Outcome {
@@ -75,19 +61,6 @@ impl Zswap {
     pub fn is_idle(&self, offset: u64) -> bool {
         self.lookup(offset)
             .is_some_and(|e| e.idle.idle.load(Relaxed))
-    }
-
-    /// Whether `offset`'s frame is the recompression transform's now.
-    pub fn is_recompressed(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| {
-            matches!(
-                *e.state.read(),
-                State::Pool {
-                    codec: FrameTag::Recompressed,
-                    ..
-                }
-            )
-        })
     }
 
     /// Recompresses up to `max_pages` idle entries with the [`Builder::recompress`]
@@ -144,11 +117,11 @@ impl Zswap {
                     break 'shards;
                 }
                 tried += 1;
-                let start = thread_cpu_ns();
+                let start = sys::thread_cpu_ns();
                 let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
                 let c = &self.counters;
                 c.recompress_cpu_ns
-                    .fetch_add(thread_cpu_ns().saturating_sub(start), Relaxed);
+                    .fetch_add(sys::thread_cpu_ns().saturating_sub(start), Relaxed);
                 match outcome {
                     Outcome::Recompressed => {
                         done += 1;

@@ -318,7 +318,7 @@ fn same_filled_and_incompressible_pages_are_counted() {
     assert_eq!(out, zero());
     assert_eq!(z.load_kind(2, &mut out).unwrap(), LoadKind::Filled);
     assert_eq!(out, [0xab; PAGE_SIZE]);
-    assert_eq!(z.load_kind(3, &mut out).unwrap(), LoadKind::Copied);
+    assert_eq!(z.load_kind(3, &mut out).unwrap(), LoadKind::Incompressible);
     assert_eq!(out, random);
     z.invalidate(1);
     z.invalidate(3);
