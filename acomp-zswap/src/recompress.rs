@@ -281,10 +281,19 @@ pub struct Recompressing {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Drop for Recompressing {
-    fn drop(&mut self) {
+impl Recompressing {
+    /// Tells the thread to stop, without waiting for it: a pass under way ends after the
+    /// entry it is recompressing (and compacts what it recompressed), and no pass starts
+    /// after. Dropping the handle stops the thread too, and waits for it.
+    pub fn stop(&self) {
         *self.stop.0.lock() = true;
         self.stop.1.notify_all();
+    }
+}
+
+impl Drop for Recompressing {
+    fn drop(&mut self) {
+        self.stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
