@@ -33,6 +33,9 @@
 //! ACOMP_TIER_CALLGRIND=store valgrind --tool=callgrind \
 //!     --toggle-collect='*callgrind_loop*' target/release/deps/tier-<hash>
 //! ```
+//!
+//! Two builds compared (before and after a change) read the pages of one file:
+//! `ACOMP_TIER_INPUT=PATH` (the pages of that file instead of the bench's own binary).
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, IoSlice, IoSliceMut};
@@ -60,10 +63,15 @@ fn zstd() -> Acomp {
     Acomp::new("zstd").expect("zstd (level 3)")
 }
 
-/// Up to `n` pages of this binary that are not same-filled.
+/// Up to `n` pages of this binary that are not same-filled; of the file
+/// `ACOMP_TIER_INPUT` names instead, where set, so that two builds' instruction counts are
+/// taken on the same pages.
 fn own_pages(n: usize) -> Vec<Box<Page>> {
-    let bytes =
-        std::fs::read(std::env::current_exe().expect("the bench's path")).expect("its bytes");
+    let path = match std::env::var_os("ACOMP_TIER_INPUT") {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_exe().expect("the bench's path"),
+    };
+    let bytes = std::fs::read(&path).expect("the input's bytes");
     bytes
         .chunks_exact(PAGE_SIZE)
         .map(|c| Box::new(<Page>::try_from(c).expect("a page")))

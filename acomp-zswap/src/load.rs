@@ -12,6 +12,7 @@ use acomp::Acomp;
 
 use crate::entry::{FrameTag, State};
 use crate::outcome::{LoadError, LoadKind};
+use crate::pool;
 use crate::stats::{dec, inc};
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
@@ -125,8 +126,11 @@ impl Zswap {
             }
             entry.referenced.store(true, Relaxed);
             entry.idle.touch();
+            if !CLEAN {
+                return self.read(&state, page);
+            }
             let kind = self.read(&state, page)?;
-            if CLEAN && !entry.clean.swap(true, Relaxed) {
+            if !entry.clean.swap(true, Relaxed) {
                 inc(&self.counters.clean_pages);
                 self.lru.follow_mark(&entry);
             }
@@ -173,7 +177,8 @@ impl Zswap {
                 incompressible: true,
                 ..
             } => {
-                self.pool.read_into(std::slice::from_ref(handle), page);
+                self.pool
+                    .read_sg(handle, PAGE_SIZE, |frags| pool::copy_frags(frags, page));
                 Ok(LoadKind::Incompressible)
             }
             State::Pool {

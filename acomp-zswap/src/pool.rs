@@ -41,6 +41,7 @@ mod frame;
 
 pub use class::ClassInfo;
 use class::{ClassState, PageCache, SizeClass, Zspage, class_index};
+pub use frame::copy_frags;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
 pub const MIN_ALLOC_SIZE: usize = 32;

@@ -7,6 +7,20 @@ use std::io::IoSlice;
 
 use super::{Handle, PAGE_SIZE, Pool};
 
+/// Copies fragments, in order, to the start of `out`: the one loop that gathers an
+/// object's fragments (one object's or a chain's) into a buffer.
+///
+/// # Panics
+///
+/// If `out` is shorter than the fragments.
+pub fn copy_frags(frags: &[IoSlice<'_>], out: &mut [u8]) {
+    let mut at = 0;
+    for f in frags {
+        out[at..at + f.len()].copy_from_slice(f);
+        at += f.len();
+    }
+}
+
 impl Pool {
     /// Writes `data` into objects of at most a page each, taken from `alloc` (given each
     /// piece's length), and returns them in order. Where `alloc` fails, the objects taken
@@ -62,13 +76,7 @@ impl Pool {
     ///
     /// If the objects hold fewer than `out.len()` bytes.
     pub fn read_into(&self, chunks: &[Handle], out: &mut [u8]) {
-        self.read_frame_sg(chunks, out.len(), |frags| {
-            let mut at = 0;
-            for f in frags {
-                out[at..at + f.len()].copy_from_slice(f);
-                at += f.len();
-            }
-        });
+        self.read_frame_sg(chunks, out.len(), |frags| copy_frags(frags, out));
     }
 
     /// Compaction of a frame of `length` bytes: moves its object at `place`, if it has one
