@@ -1,6 +1,7 @@
 //! One offset's entry (`struct zswap_entry`): where its page is ([`State`]), the marks
 //! the LRU, recompression and clean copies keep on it, and a folio's frame that the entries
-//! of its pages share. A leaf: it knows the pool's handles and nothing of the tier.
+//! of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
+//! describes itself with, nothing of the tier.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 

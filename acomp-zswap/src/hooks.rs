@@ -13,6 +13,7 @@ static AFTER_LOOKUP: RwLock<Option<Hook>> = RwLock::new(None);
 static WHILE_RECOMPRESSING: RwLock<Option<Hook>> = RwLock::new(None);
 static WHILE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
+static BEFORE_WRITING_BACK: RwLock<Option<Hook>> = RwLock::new(None);
 
 /// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
@@ -71,6 +72,21 @@ pub fn before_dropping_clean(f: Option<Hook>) {
 /// Runs the hook, if set.
 pub(crate) fn run_before_dropping_clean(offset: u64) {
     let hook = BEFORE_DROPPING_CLEAN.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}
+
+/// Calls `f(offset)` where writeback has taken an entry out of the LRU and before it locks
+/// the entry: the window in which a [`crate::Zswap::load_clean`] may mark it clean, which
+/// writeback must see under the lock. `None` removes the hook.
+pub fn before_writing_back(f: Option<Hook>) {
+    *BEFORE_WRITING_BACK.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_before_writing_back(offset: u64) {
+    let hook = BEFORE_WRITING_BACK.read().clone();
     if let Some(f) = hook {
         f(offset);
     }

@@ -19,9 +19,11 @@ use crate::{PAGE_SIZE, Page};
 pub const WRITEBACK_BATCH: usize = 32;
 
 impl Zswap {
-    /// An object of `len` bytes within the budget: at the budget, the coldest entries go to
-    /// the device until the pool is at the accept threshold; without a device, or while the
-    /// pool has not fallen below the threshold since it was full, the store is refused.
+    /// An object of `len` bytes within the budget: at the budget, clean copies are dropped
+    /// and then the coldest entries go to the device until the pool is at the accept
+    /// threshold; without a device, or while the pool has not fallen below the threshold
+    /// since it was full, the store is refused unless dropping clean copies (and compaction)
+    /// gets the pool there.
     pub(crate) fn alloc(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
         if self.full.load(Relaxed) && self.device.is_none() && !self.reclaim_without_device() {
             return Err(StoreError::PoolFull);
@@ -56,6 +58,10 @@ impl Zswap {
                 Ok(0) => {
                     if let Ok(h) = self.pool.alloc(len, offset) {
                         return Ok(h);
+                    }
+                    // Copies made clean since the drop above (loads racing this store).
+                    if self.drop_clean() > 0 {
+                        continue;
                     }
                     // Entries left, all busy (loads), or objects of stores still on their
                     // way into the LRU: they will be free soon.
@@ -241,6 +247,8 @@ impl Zswap {
         let mut locked = Vec::with_capacity(victims.len());
         let mut pages: Vec<Box<Page>> = Vec::with_capacity(victims.len());
         for v in &victims {
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::run_before_writing_back(v.offset);
             let Some(state) = v.state.try_write() else {
                 self.lru.push(v);
                 continue;

@@ -30,6 +30,11 @@ pub(crate) type Shard = Mutex<HashMap<u64, Arc<Entry>>>;
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
 /// offset, an LRU and an optional swap device. `Send + Sync`: share it (`&Zswap`, `Arc`)
 /// between threads. See the crate docs for the contract.
+///
+/// It is not `Clone`: a tier is one pool and one budget, and a second handle on it is what
+/// `Arc<Zswap>` already is, without a reference count on every call that needs none (scoped
+/// threads share `&Zswap`); [`Zswap::recompress_every`] takes `&Arc<Zswap>` because its
+/// thread outlives the call.
 pub struct Zswap {
     pub(crate) tfm: Acomp,
     pub(crate) pool: Pool,

@@ -289,3 +289,38 @@ fn clear_clean_racing_the_shrinker_never_claims_a_dropped_copy() {
         }
     }
 }
+
+/// An entry marked clean after writeback took it out of the LRU and before writeback locked
+/// it (a test hook holds it there): writeback sees the mark under the entry's lock and
+/// leaves it, a clean copy, in the pool.
+#[test]
+fn an_entry_marked_clean_while_isolated_is_not_written_back() {
+    const BASE: u64 = 1 << 52;
+    let z = Arc::new(tier(64, Some(Arc::new(MemDevice::default()))));
+    for o in BASE..BASE + 4 {
+        z.store(o, &one_class(o)).unwrap();
+    }
+    let marked = Arc::new(AtomicBool::new(false));
+    let hook = {
+        let (z, marked) = (Arc::clone(&z), Arc::clone(&marked));
+        move |o: u64| {
+            if o == BASE && !marked.swap(true, Relaxed) {
+                let mut out = [0u8; PAGE_SIZE];
+                z.load_clean(BASE, &mut out).unwrap();
+            }
+        }
+    };
+    acomp_zswap::hooks::before_writing_back(Some(Arc::new(hook)));
+    let written = z.writeback(1);
+    acomp_zswap::hooks::before_writing_back(None);
+    assert!(marked.load(Relaxed), "the hook ran");
+    // The first batch held only the clean copy and wrote nothing; the next took the next
+    // coldest entry.
+    assert_eq!(written.unwrap(), 1);
+    assert!(!z.on_device(BASE) && z.on_device(BASE + 1));
+    let s = z.stats();
+    assert_eq!((s.written_back_pages, s.clean_pages), (1, 1));
+    // It went to the clean list: writeback takes only the ordinary entries left.
+    assert_eq!(z.writeback(10).unwrap(), 2);
+    assert!(!z.on_device(BASE) && z.clear_clean(BASE));
+}
