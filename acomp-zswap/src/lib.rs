@@ -34,8 +34,8 @@
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
 //!   pages counted as zsmalloc counts them; the free backing pages its arena keeps for reuse,
 //!   at most one wholly free chunk of 2 MiB beside those of chunks still in use, are
-//!   resident but not counted, as the kernel's free pages are not zsmalloc's: see [`pool`] and
-//!   [`Zswap::pool_stats`]). At the budget a store writes back the coldest
+//!   resident but not counted, as the kernel's free pages are not zsmalloc's: see [`pool`],
+//!   and `Zswap::pool_stats` with the `inspect` feature). At the budget a store writes back the coldest
 //!   entries to the device, in batches, until the pool is down to the accept threshold, and
 //!   admits the page. Coldness is zswap's: an LRU with a second chance for entries loaded
 //!   since they were last passed over. Without a device, or when the device fails, the
@@ -91,9 +91,21 @@
 //!   frame is freed when its last page leaves it; until then the pages that left are
 //!   counted ([`Stats::held_folio_pages`], [`Stats::held_folio_bytes`]). Compaction moves
 //!   a frame's objects when its first page is still its own.
+//! - Clean copies ([`Zswap::load_clean`]): a page loaded for a pager that keeps it and its
+//!   copy in the tier both (the kernel's swap cache keeping the swap slot of a page faulted
+//!   in for reading). At the budget the tier drops them first, oldest first, before writing
+//!   anything back and, without a device, instead of refusing a store; they are never
+//!   written back. [`Zswap::clear_clean`] turns a copy back into an ordinary entry under its
+//!   lock, or says that it was dropped: it never says a dropped copy is held.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
+//!
+//! # Features
+//!
+//! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
+//!   `is_recompressed`) for tests, benches and measurements: answers about the tier's
+//!   insides, outside the contract above, which may change in any release.
 //!
 //! # Where it comes from
 //!
@@ -103,27 +115,40 @@
 //! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
-#![deny(missing_docs)]
+#![deny(missing_docs, unsafe_code)]
 
+mod builder;
+mod compact;
 mod device;
+mod entry;
 mod filled;
+mod folio;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
+mod inspect;
+mod load;
 mod lru;
+mod outcome;
 pub mod pool;
 mod recompress;
+mod shrink;
 mod stats;
 mod store;
+mod sys;
+mod tier;
 
+pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};
 pub use filled::{same_filled, same_filled_word};
-pub use recompress::Recompressing;
-pub use stats::Stats;
-pub use store::{
-    BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
-    StoreError, StoreKind, WRITEBACK_BATCH, Zswap,
+pub use outcome::{
+    BuildError, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError,
+    StoreKind,
 };
+pub use recompress::Recompressing;
+pub use shrink::WRITEBACK_BATCH;
+pub use stats::Stats;
+pub use tier::Zswap;
 
 // The README's example runs as a doctest, so that what a user copies from it works.
 #[cfg(doctest)]

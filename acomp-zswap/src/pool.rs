@@ -51,11 +51,13 @@ mod access;
 mod arena;
 mod class;
 mod compact;
+mod frame;
 
 pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
 use class::{ClassState, SizeClass, Zspage, class_index};
+pub use frame::copy_frags;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
 pub const MIN_ALLOC_SIZE: usize = 32;

@@ -75,6 +75,12 @@ pub struct Stats {
     pub held_folio_pages: u64,
     /// Bytes of the frames that hold such pages.
     pub held_folio_bytes: u64,
+    /// Clean copies held now: entries loaded with [`crate::Zswap::load_clean`] whose owner
+    /// holds the page too (of `stored_pages`, or of `device_pages`).
+    pub clean_pages: u64,
+    /// Clean copies the tier dropped at its budget, before writing back or refusing
+    /// anything.
+    pub clean_dropped: u64,
 }
 
 impl Stats {
@@ -117,6 +123,8 @@ pub(crate) struct Counters {
     pub folio_pages: AtomicU64,
     pub held_folio_pages: AtomicU64,
     pub held_folio_bytes: AtomicU64,
+    pub clean_pages: AtomicU64,
+    pub clean_dropped: AtomicU64,
 }
 
 /// `counter += 1`.

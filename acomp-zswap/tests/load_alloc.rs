@@ -91,7 +91,7 @@ fn in_memory_loads_allocate_nothing() {
         for kind in [
             LoadKind::OneFragment,
             LoadKind::Straddling,
-            LoadKind::Copied,
+            LoadKind::Incompressible,
             LoadKind::Filled,
         ] {
             assert!(
