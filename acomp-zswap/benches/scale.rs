@@ -4,7 +4,8 @@
 //!
 //! - `scale/n/acomp/compress` and `scale/n/tier/store`: the same pages, compressed by acomp's
 //!   own call into one buffer, and stored by the tier at random offsets of the `n` it holds
-//!   (each replacing the page there: the pool stays at `n` pages);
+//!   (each replacing the page there: the pool stays at `n` pages), one by one and in
+//!   batches of `STORE_BATCH` (`tier/store_batch`);
 //! - `scale/n/acomp/decompress` and `scale/n/tier/load`: acomp's own decompression of those
 //!   pages' frames (one allocation each, `PER_ITER` of them: they sit in the cache, as the
 //!   tier's objects do not), and the tier's loads of random offsets;
@@ -33,7 +34,7 @@ use std::hint::black_box;
 use std::io::{IoSlice, IoSliceMut};
 
 use acomp::Acomp;
-use acomp_zswap::{PAGE_SIZE, Page, Zswap, same_filled};
+use acomp_zswap::{PAGE_SIZE, Page, STORE_BATCH, Zswap, same_filled};
 use criterion::{BatchSize, Criterion, Throughput};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -167,6 +168,20 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         b.iter(|| {
             for (&o, q) in offsets.iter().zip(&pages) {
                 z.store(o, q).expect("no budget");
+            }
+        })
+    });
+    let batch: Vec<(u64, &Page)> = offsets
+        .iter()
+        .copied()
+        .zip(pages.iter().map(|q| &**q))
+        .collect();
+    g.bench_function("tier/store_batch", |b| {
+        b.iter(|| {
+            for chunk in batch.chunks(STORE_BATCH) {
+                for r in z.store_batch(chunk) {
+                    r.expect("no budget");
+                }
             }
         })
     });

@@ -83,6 +83,11 @@
 //!   if the entry is unchanged and still idle. A frame not at least one size class smaller
 //!   is thrown away, and the entry is not tried again until stored again. Folio pages are
 //!   not recompressed: their frame serves the folio's other pages.
+//! - Batches ([`Zswap::store_batch`]): up to [`STORE_BATCH`] pages compressed in one of
+//!   acomp's batch requests and entered with one hold of the LRU's lock and one of each
+//!   shard's lock the batch touches; each page's outcome is its own, and the tier is left
+//!   as storing the pages one after another in order leaves it (an offset twice in a batch
+//!   keeps its last page).
 //! - Folios ([`Zswap::store_folio`]): up to [`MAX_FOLIO_PAGES`] neighbouring pages kept as
 //!   one frame (zswap's large-folio store, zram's multi-page compression); each page is an
 //!   entry of its own offset, and every line above holds for it as for a page stored alone:
@@ -148,6 +153,7 @@ pub use outcome::{
 pub use recompress::Recompressing;
 pub use shrink::WRITEBACK_BATCH;
 pub use stats::Stats;
+pub use store::STORE_BATCH;
 pub use tier::Zswap;
 
 // The README's example runs as a doctest, so that what a user copies from it works.

@@ -59,6 +59,15 @@ impl Lru {
         self.inner.lock().push(Arc::clone(e));
     }
 
+    /// Puts every entry of `es` at the hot end, in order, under one hold of the lock.
+    pub(crate) fn push_all(&self, es: Vec<Arc<Entry>>) {
+        if es.is_empty() {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        es.into_iter().for_each(|e| inner.push(e));
+    }
+
     /// Takes `e` out, if it is in.
     pub(crate) fn remove(&self, e: &Entry) {
         self.inner.lock().remove(e);

@@ -85,6 +85,62 @@ impl Zswap {
     /// Counts `state`, puts it in the LRU where it holds pool memory, and makes it the
     /// entry at `offset`, freeing the entry it replaces.
     pub(crate) fn install(&self, offset: u64, state: State) {
+        let (entry, in_pool) = self.counted_entry(offset, state);
+        if in_pool {
+            self.lru.push(&entry);
+        }
+        let old = self.shard(offset).lock().insert(offset, entry);
+        if let Some(old) = old {
+            self.release(&mut old.state.write(), &old);
+        }
+    }
+
+    /// [`Zswap::install`] for a batch, in order, as one `install` (or, for `None`, one
+    /// `invalidate`) after another would leave them: the LRU's lock taken once for all, each
+    /// shard's once for its offsets; the entries replaced are freed after.
+    pub(crate) fn install_batch(&self, items: Vec<(u64, Option<State>)>) {
+        let mut entries: Vec<(u64, Option<Arc<Entry>>)> = Vec::with_capacity(items.len());
+        let mut in_lru = Vec::with_capacity(items.len());
+        for (offset, state) in items {
+            let entry = state.map(|state| {
+                let (entry, in_pool) = self.counted_entry(offset, state);
+                if in_pool {
+                    in_lru.push(Arc::clone(&entry));
+                }
+                entry
+            });
+            entries.push((offset, entry));
+        }
+        self.lru.push_all(in_lru);
+        let mut old = Vec::new();
+        let mut done = vec![false; entries.len()];
+        for i in 0..entries.len() {
+            if done[i] {
+                continue;
+            }
+            let at = entries[i].0 % SHARDS as u64;
+            let mut shard = self.shard(entries[i].0).lock();
+            for j in i..entries.len() {
+                if done[j] || entries[j].0 % SHARDS as u64 != at {
+                    continue;
+                }
+                done[j] = true;
+                let offset = entries[j].0;
+                let replaced = match entries[j].1.take() {
+                    Some(entry) => shard.insert(offset, entry),
+                    None => shard.remove(&offset),
+                };
+                old.extend(replaced);
+            }
+        }
+        for e in old {
+            self.release(&mut e.state.write(), &e);
+        }
+    }
+
+    /// A new entry for `state`, counted; whether it holds pool memory (and so goes in the
+    /// LRU).
+    fn counted_entry(&self, offset: u64, state: State) -> (Arc<Entry>, bool) {
         let c = &self.counters;
         inc(&c.stored_pages);
         match &state {
@@ -102,14 +158,7 @@ impl Zswap {
             _ => {}
         }
         let in_pool = matches!(state, State::Pool { .. } | State::Folio { .. });
-        let entry = Arc::new(Entry::new(offset, state));
-        if in_pool {
-            self.lru.push(&entry);
-        }
-        let old = self.shard(offset).lock().insert(offset, entry);
-        if let Some(old) = old {
-            self.release(&mut old.state.write(), &old);
-        }
+        (Arc::new(Entry::new(offset, state)), in_pool)
     }
 
     /// Frees the entry at `offset` and its object or device page, if there is one
