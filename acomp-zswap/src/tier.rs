@@ -112,21 +112,18 @@ impl Zswap {
             entries.push((offset, entry));
         }
         self.lru.push_all(in_lru);
+        // Each shard's entries in batch order, the shards one after another: the places
+        // sorted by (shard, place in the batch).
+        let mut order: Vec<(u64, usize)> = (0..entries.len())
+            .map(|i| (entries[i].0 % SHARDS as u64, i))
+            .collect();
+        order.sort_unstable();
         let mut old = Vec::new();
-        let mut done = vec![false; entries.len()];
-        for i in 0..entries.len() {
-            if done[i] {
-                continue;
-            }
-            let at = entries[i].0 % SHARDS as u64;
-            let mut shard = self.shard(entries[i].0).lock();
-            for j in i..entries.len() {
-                if done[j] || entries[j].0 % SHARDS as u64 != at {
-                    continue;
-                }
-                done[j] = true;
-                let offset = entries[j].0;
-                let replaced = match entries[j].1.take() {
+        for run in order.chunk_by(|a, b| a.0 == b.0) {
+            let mut shard = self.shard(entries[run[0].1].0).lock();
+            for &(_, i) in run {
+                let offset = entries[i].0;
+                let replaced = match entries[i].1.take() {
                     Some(entry) => shard.insert(offset, entry),
                     None => shard.remove(&offset),
                 };

@@ -24,7 +24,8 @@
 //! ```
 //!
 //! Instructions per page (the embedding's overhead without the machine's noise): with
-//! `ACOMP_TIER_CALLGRIND` set to `compress`, `store`, `decompress` or `load`, the bench runs
+//! `ACOMP_TIER_CALLGRIND` set to `compress`, `store`, `store_batch` (the pages in batches of
+//! `STORE_BATCH`), `decompress` or `load`, the bench runs
 //! that mode of `per_page` once as a warm-up and once inside `callgrind_loop`, and nothing
 //! else:
 //!
@@ -44,7 +45,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use acomp::Acomp;
-use acomp_zswap::{LoadKind, PAGE_SIZE, Page, SwapFile, Zswap, same_filled};
+use acomp_zswap::{LoadKind, PAGE_SIZE, Page, STORE_BATCH, SwapFile, Zswap, same_filled};
 use criterion::{BatchSize, Criterion, Throughput};
 
 #[allow(dead_code)]
@@ -312,6 +313,19 @@ fn callgrind_loop(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frame
 #[inline(never)]
 fn pass(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u8>]) {
     let mut dst = [0u8; PAGE_SIZE];
+    if mode == "store_batch" {
+        let batch: Vec<(u64, &Page)> = pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as u64, &**p))
+            .collect();
+        for chunk in batch.chunks(STORE_BATCH) {
+            for r in z.store_batch(chunk) {
+                r.expect("no budget");
+            }
+        }
+        return;
+    }
     for (i, (p, f)) in pages.iter().zip(frames).enumerate() {
         match mode {
             "compress" => {
@@ -326,7 +340,9 @@ fn pass(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u
             }
             "decompress" => dst.copy_from_slice(f),
             "load" => z.load(i as u64, &mut dst).expect("stored"),
-            other => panic!("ACOMP_TIER_CALLGRIND={other}: compress, store, decompress or load"),
+            other => panic!(
+                "ACOMP_TIER_CALLGRIND={other}: compress, store, store_batch, decompress or load"
+            ),
         }
     }
     black_box(&dst);
