@@ -36,9 +36,10 @@
 //! straight to them. No class lock is held while the arena maps a chunk, and the arena's own
 //! lock not either.
 //!
-//! Here: the pool, allocation and freeing; `pool/arena.rs` the backing pages (every `unsafe`
-//! block of the pool); `pool/class.rs` the size classes and zspages; `pool/access.rs` reads
-//! and writes through handles; `pool/compact.rs` compaction.
+//! Here: the pool, allocation and freeing; `pool/arena.rs` the backing pages (the chunk
+//! itself, mapping and page access, is the crate's `sys/chunk.rs`, its one home of `unsafe`);
+//! `pool/class.rs` the size classes and zspages; `pool/access.rs` reads and writes through
+//! handles; `pool/frame.rs` frames of any length; `pool/compact.rs` compaction.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};

@@ -72,6 +72,8 @@ struct ArenaState {
     partial: BTreeSet<(u16, u32)>,
     /// Free pages in all chunks.
     free_pages: usize,
+    /// Chunks mapped and in `chunks` (an id taken for a chunk being mapped is not one yet).
+    mapped: usize,
 }
 
 /// The backing pages of a pool, in chunks. One lock, taken when a zspage opens or is
@@ -123,6 +125,7 @@ impl Arena {
         });
         let mut state = self.state.lock();
         state.free_pages += CHUNK_PAGES;
+        state.mapped += 1;
         state.partial.insert((CHUNK_PAGES as u16, id));
         state.chunks[id as usize] = Some(ChunkSlot {
             chunk: Arc::new(chunk),
@@ -155,6 +158,7 @@ impl Arena {
                 let slot = state.chunks[id].take().expect("checked above");
                 state.vacant.push(id as u32);
                 state.free_pages -= CHUNK_PAGES;
+                state.mapped -= 1;
                 unmap.push(slot.chunk);
             } else {
                 state.partial.insert((before + 1, id as u32));
@@ -169,8 +173,7 @@ impl Arena {
     /// (Free pages, chunks mapped).
     pub(super) fn counts(&self) -> (usize, usize) {
         let state = self.state.lock();
-        let chunks = state.chunks.len() - state.vacant.len();
-        (state.free_pages, chunks)
+        (state.free_pages, state.mapped)
     }
 }
 
