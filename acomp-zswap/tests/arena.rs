@@ -76,3 +76,36 @@ fn mass_invalidation_gives_whole_chunks_back() {
     assert_eq!((s.chunks, s.cached_pages), (1, ARENA_HIGH_PAGES));
     assert_eq!(s.arena_size(), CHUNK_SIZE);
 }
+
+#[test]
+fn chunks_come_and_go_under_threads() {
+    // Two threads each store and invalidate more than a chunk's worth of whole pages, ten
+    // rounds, loading each page back before it goes: chunks are mapped, shared and given
+    // back while the other thread reads and writes its own pages in them.
+    let z = tier();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let z = &z;
+            s.spawn(move || {
+                let mut back = [0u8; PAGE_SIZE];
+                for round in 0..10u64 {
+                    let base = t << 32 | round << 16;
+                    for i in 0..CHUNK_PAGES as u64 + 100 {
+                        z.store(base + i, &noise(base + i)).unwrap();
+                    }
+                    for i in 0..CHUNK_PAGES as u64 + 100 {
+                        z.load(base + i, &mut back).unwrap();
+                        assert!(
+                            back == noise(base + i),
+                            "thread {t}, round {round}, page {i}"
+                        );
+                        z.invalidate(base + i);
+                    }
+                }
+            });
+        }
+    });
+    let s = z.pool_stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert_eq!((s.chunks, s.cached_pages), (1, ARENA_HIGH_PAGES));
+}
