@@ -16,7 +16,9 @@
 //! per page (`/proc/self/statm` before and after the fill, each after `malloc_trim`, less the
 //! arena's mapped chunks: the map, the entries and the LRU), the arena's kept free pages, and
 //! the minor page faults per page (`getrusage`) of the fill and of a second pass storing
-//! every page again over itself (the steady state).
+//! every page again over itself (the steady state); and after the timed runs, what the
+//! arena keeps once half the pages (picked by a hash) are invalidated and the pool
+//! compacted.
 //!
 //! The pages: those of this bench's own binary that are not same-filled, made distinct by
 //! writing each page's number into its first 8 bytes, made on the fly (4 GiB of input at 2^20
@@ -225,6 +227,24 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         )
     });
     g.finish();
+    // What the arena keeps after scattered invalidation: half the pages, every other by a
+    // hash, invalidated, then compaction, which empties zspages but not chunks.
+    for i in 0..n {
+        if i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63 == 0 {
+            z.invalidate(i);
+        }
+    }
+    z.compact();
+    let s = z.pool_stats();
+    eprintln!(
+        "scale 2^{log2}: half invalidated, compacted: pool {:.1} MiB, arena {:.1} MiB in {} \
+         chunks ({} free pages kept, {:.1} MiB)",
+        s.total_size() as f64 / (1 << 20) as f64,
+        s.arena_size() as f64 / (1 << 20) as f64,
+        s.chunks,
+        s.cached_pages,
+        (s.cached_pages * PAGE_SIZE) as f64 / (1 << 20) as f64,
+    );
 }
 
 fn main() {

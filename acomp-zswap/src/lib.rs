@@ -32,10 +32,9 @@
 //!   memory grows with the pages stored, never with the largest offset (a hash map per
 //!   shard, not a vector indexed by offset); 0, 2^40 and `u64::MAX` are offsets like any.
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
-//!   pages counted as zsmalloc counts them; the free backing pages its arena keeps for reuse,
-//!   at most one wholly free chunk of 2 MiB beside those of chunks still in use, are
-//!   resident but not counted, as the kernel's free pages are not zsmalloc's: see [`pool`],
-//!   and `Zswap::pool_stats` with the `inspect` feature). At the budget a store writes back the coldest
+//!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
+//!   for reuse, about a chunk of 2 MiB, are not counted, as the kernel's free pages are not
+//!   zsmalloc's: see [`pool`], and `Zswap::pool_stats` with the `inspect` feature). At the budget a store writes back the coldest
 //!   entries to the device, in batches, until the pool is down to the accept threshold, and
 //!   admits the page. Coldness is zswap's: an LRU with a second chance for entries loaded
 //!   since they were last passed over. Without a device, or when the device fails, the

@@ -9,16 +9,19 @@
 //!
 //! Backing pages come from the pool's own arena (`pool/arena.rs`): chunks of [`CHUNK_SIZE`]
 //! bytes mapped from the kernel (huge pages where it has them), populated once, their pages
-//! reused without zeroing; a chunk goes back to the kernel only whole, and only where the
-//! arena's other free pages reach [`ARENA_HIGH_PAGES`]. How pages are counted: the budget
-//! and [`PoolStats::total_size`] (zswap's `pool_total_size`) count the backing pages in
-//! zspages, as zsmalloc counts them; the free pages the arena keeps
-//! ([`PoolStats::cached_pages`]) are resident but not counted, as the kernel's free pages are
-//! not zsmalloc's. They are the free pages of chunks that still hold zspage pages, plus at
-//! most one wholly free chunk: [`PoolStats::arena_size`] (the chunks mapped) is what the
-//! backing pages take in memory. After mass invalidation every chunk but one goes back; after
-//! scattered invalidation and compaction, free pages inside chunks still in use stay
-//! resident until their chunks empty (the arena does not move pages between chunks).
+//! reused without zeroing. A chunk goes back to the kernel whole where all its pages are
+//! free and the arena's other free pages reach [`ARENA_HIGH_PAGES`]; and a page freed while
+//! the arena already keeps that many free pages resident, in a chunk still in use, goes back
+//! on its own (`MADV_DONTNEED`; it stays mapped, and is taken after the resident ones).
+//! How pages are counted: the budget and [`PoolStats::total_size`] (zswap's
+//! `pool_total_size`) count the backing pages in zspages, as zsmalloc counts them; the free
+//! pages the arena keeps resident ([`PoolStats::cached_pages`]) are not counted, as the
+//! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
+//! for a chunk just mapped, whose pages are resident until used (a chunk is mapped when
+//! fewer free pages than a zspage's are left, by each thread that finds so at once): the
+//! backing pages' resident memory ([`PoolStats::resident_size`]) exceeds `pool_total_size`
+//! by at most a chunk, for one thread. After scattered invalidation and compaction, chunks
+//! still in use keep their free pages mapped but not resident ([`PoolStats::released_pages`]).
 //!
 //! Allocation takes an object from the fullest zspage of its class with room, as zsmalloc's
 //! fullness groups do, so that the emptiest zspages drain; [`Pool::compaction_candidates`]
@@ -168,12 +171,16 @@ impl Default for Pool {
 pub struct PoolStats {
     /// Backing pages in zspages.
     pub pages: usize,
-    /// Free backing pages the arena keeps for new zspages (not in `pages`): those of chunks
-    /// that still hold zspage pages, and at most one chunk whose pages are all free
-    /// ([`ARENA_HIGH_PAGES`]). Resident (the arena populates a chunk when it maps it) but not
-    /// in `total_size`, as zsmalloc's freed pages are not in `zs_get_total_pages`.
+    /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
+    /// [`ARENA_HIGH_PAGES`], a chunk's worth, but for a chunk just mapped (see the module's
+    /// docs). Resident (the arena populates a chunk when it
+    /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
+    /// `zs_get_total_pages`.
     pub cached_pages: usize,
-    /// Chunks of [`CHUNK_SIZE`] bytes mapped now: `pages + cached_pages` is
+    /// Free backing pages the arena has given back to the kernel (`MADV_DONTNEED`) but keeps
+    /// mapped, in chunks still in use: not resident; taken after the resident ones.
+    pub released_pages: usize,
+    /// Chunks of [`CHUNK_SIZE`] bytes mapped now: `pages + cached_pages + released_pages` is
     /// `chunks * CHUNK_PAGES`.
     pub chunks: usize,
     /// Objects allocated.
@@ -190,10 +197,15 @@ impl PoolStats {
         self.pages * PAGE_SIZE
     }
 
-    /// Bytes of the chunks mapped: what the pool's backing pages take in memory, the free
-    /// ones it keeps included (`total_size() + cached_pages * PAGE_SIZE`).
+    /// Bytes of the chunks mapped (address space, not all resident).
     pub fn arena_size(&self) -> usize {
         self.chunks * CHUNK_SIZE
+    }
+
+    /// Bytes of backing pages resident: those in zspages and the free ones kept resident
+    /// (`total_size() + cached_pages * PAGE_SIZE`).
+    pub fn resident_size(&self) -> usize {
+        (self.pages + self.cached_pages) * PAGE_SIZE
     }
 
     /// `used_bytes / total_size()`: 1.0 where every byte of every zspage holds an object
@@ -357,10 +369,11 @@ impl Pool {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
-        let (cached_pages, chunks) = self.arena.counts();
+        let (cached_pages, released_pages, chunks) = self.arena.counts();
         PoolStats {
             pages: self.pages.load(Relaxed),
             cached_pages,
+            released_pages,
             chunks,
             objects: self.objects.load(Relaxed),
             used_bytes: self.used_bytes.load(Relaxed),

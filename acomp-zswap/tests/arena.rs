@@ -66,15 +66,63 @@ fn mass_invalidation_gives_whole_chunks_back() {
     assert!(full.chunks >= 16, "{full:?}");
     // The arena's memory is the pool's plus the free pages it keeps, whole chunks.
     assert_eq!(full.arena_size(), full.chunks * CHUNK_SIZE);
-    assert_eq!(full.pages + full.cached_pages, full.chunks * CHUNK_PAGES);
+    assert_eq!(
+        full.pages + full.cached_pages + full.released_pages,
+        full.chunks * CHUNK_PAGES
+    );
     for offset in 0..n {
         z.invalidate(offset);
     }
     let s = z.pool_stats();
     assert_eq!((s.pages, s.objects), (0, 0));
     // The kernel has the rest back: every chunk unmapped but the one kept below the mark.
-    assert_eq!((s.chunks, s.cached_pages), (1, ARENA_HIGH_PAGES));
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
     assert_eq!(s.arena_size(), CHUNK_SIZE);
+}
+
+#[test]
+fn scattered_invalidation_gives_free_pages_back() {
+    // Every other page invalidated, then compaction: zspages empty, but no chunk does. The
+    // free pages beyond the mark go back to the kernel one by one; the resident memory of
+    // the backing pages stays within a chunk of the pool's size.
+    let z = tier();
+    let n = 20_000u64;
+    for offset in 0..n {
+        z.store(offset, &page(offset, 5)).unwrap();
+    }
+    let full = z.pool_stats();
+    for offset in (0..n).filter(|o| mix(*o) % 2 == 0) {
+        z.invalidate(offset);
+    }
+    z.compact();
+    let s = z.pool_stats();
+    assert!(
+        s.pages < full.pages * 6 / 10,
+        "compaction freed zspages: {s:?}"
+    );
+    assert_eq!(s.chunks, full.chunks, "no chunk emptied: {s:?}");
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    assert_eq!(
+        s.pages + s.cached_pages + s.released_pages,
+        s.chunks * CHUNK_PAGES
+    );
+    assert!(
+        s.resident_size() <= s.total_size() + CHUNK_SIZE,
+        "resident {} against a pool of {}",
+        s.resident_size(),
+        s.total_size()
+    );
+    // Released pages serve new stores, their bytes whole.
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in n..n + 4000 {
+        z.store(offset, &page(offset, 6)).unwrap();
+    }
+    for offset in n..n + 4000 {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 6);
+    }
 }
 
 #[test]
@@ -107,5 +155,6 @@ fn chunks_come_and_go_under_threads() {
     });
     let s = z.pool_stats();
     assert_eq!((s.pages, s.objects), (0, 0));
-    assert_eq!((s.chunks, s.cached_pages), (1, ARENA_HIGH_PAGES));
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
 }

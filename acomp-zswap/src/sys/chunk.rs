@@ -148,6 +148,21 @@ impl Chunk {
         }
     }
 
+    /// Gives page `index`'s memory back to the kernel (`MADV_DONTNEED`): the page stays
+    /// mapped, and reads as zeros, faulted in anew, once written again. Done under the
+    /// page's write lock.
+    pub(crate) fn release(&self, index: u16) {
+        let _guard = self.locks[index as usize].write();
+        // SAFETY:
+        // - the page lies in the chunk's mapping (`Chunk::page`), a private anonymous one,
+        //   where MADV_DONTNEED only replaces the page's contents with zeros;
+        // - its write lock is held: no reference to its bytes exists meanwhile.
+        // A failure leaves the page resident, as it was: nothing to undo.
+        unsafe {
+            libc::madvise(self.page(index).cast(), PAGE_SIZE, libc::MADV_DONTNEED);
+        }
+    }
+
     /// Page `index`'s bytes, as a pointer.
     fn page(&self, index: u16) -> *mut [u8; PAGE_SIZE] {
         debug_assert!((index as usize) < CHUNK_PAGES);
