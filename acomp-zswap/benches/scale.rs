@@ -229,6 +229,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     g.finish();
     // What the arena keeps after scattered invalidation: half the pages, every other by a
     // hash, invalidated, then compaction, which empties zspages but not chunks.
+    let before = rss();
     for i in 0..n {
         if i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63 == 0 {
             z.invalidate(i);
@@ -236,14 +237,19 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     }
     z.compact();
     let s = z.pool_stats();
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
     eprintln!(
-        "scale 2^{log2}: half invalidated, compacted: pool {:.1} MiB, arena {:.1} MiB in {} \
-         chunks ({} free pages kept, {:.1} MiB)",
-        s.total_size() as f64 / (1 << 20) as f64,
-        s.arena_size() as f64 / (1 << 20) as f64,
-        s.chunks,
+        "scale 2^{log2}: half invalidated, compacted: pool {:.1} MiB, backing pages resident \
+         {:.1} MiB ({} free pages resident, {} given back, {} chunks); process RSS {:+.1} MiB",
+        mib(s.total_size()),
+        mib(s.resident_size()),
         s.cached_pages,
-        (s.cached_pages * PAGE_SIZE) as f64 / (1 << 20) as f64,
+        s.released_pages,
+        s.chunks,
+        match (before, rss()) {
+            (Some(b), Some(a)) => (a as f64 - b as f64) / (1 << 20) as f64,
+            _ => f64::NAN,
+        }
     );
 }
 
