@@ -1,6 +1,7 @@
 //! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
-//! `madvise`, `munmap`) and the two that hand out a page's bytes under its lock. The arena
-//! keeps the bookkeeping, in safe code.
+//! `madvise` for huge pages and population, `munmap`), a page's release (`MADV_DONTNEED`),
+//! and the calls that hand out a page's bytes under its lock. The arena keeps the
+//! bookkeeping, in safe code.
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
