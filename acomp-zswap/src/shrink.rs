@@ -29,10 +29,17 @@ impl Zswap {
             return Err(StoreError::PoolFull);
         }
         match self.pool.alloc(len, offset) {
-            Ok(h) => return Ok(h),
-            Err(AllocError::LimitHit) => {}
+            Ok(h) => Ok(h),
+            Err(AllocError::LimitHit) => self.alloc_at_budget(offset, len),
             Err(AllocError::BadSize(n)) => unreachable!("objects are 1..=PAGE_SIZE bytes, not {n}"),
         }
+    }
+
+    /// [`Zswap::alloc`] where the pool is at its budget: the shrinker, out of the store's
+    /// way (the store path's instructions do not depend on it).
+    #[cold]
+    #[inline(never)]
+    fn alloc_at_budget(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
         inc(&self.counters.pool_limit_hit);
         self.full.store(true, Relaxed);
         if self.device.is_none() {
