@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 use crate::zram;
 use crate::zswap::{Page, Zswap};
+use acomp_pages::input::Input;
 
 /// The goal, for every acomp row and the units' table alike: memory at most this fraction
 /// of zram with lzo-rle's...

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use acomp::{Acomp, Dictionary, ZstdParams};
 
 use crate::compare::{self, Row};
-use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 use crate::zswap::Zswap;
+use acomp_pages::input::Input;
 
 /// The levels of the held-out comparison.
 pub const LEVELS: [i32; 3] = [1, 3, 8];

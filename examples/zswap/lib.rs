@@ -1,5 +1,5 @@
 //! The main job's parts: a user-space zswap on `acomp` (`zswap`, over a zsmalloc-style
-//! `pool`), the inputs it stores (`input`, `snapshot`), the workload and its report, the
+//! `pool`; the pages it stores come from `acomp_pages`), the workload and its report, the
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), and the
@@ -9,7 +9,6 @@
 pub mod cache;
 pub mod compare;
 pub mod dict;
-pub mod input;
 pub mod lz4dict;
 pub mod patterns;
 pub mod plot;
@@ -17,7 +16,6 @@ pub mod recomp;
 /// The tier's zsmalloc-style pool.
 pub use acomp_zswap::pool;
 pub mod report;
-pub mod snapshot;
 pub mod tiered;
 pub mod units;
 pub mod workload;

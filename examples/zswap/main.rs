@@ -23,11 +23,11 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use zswap_main::input::Input;
+use acomp_pages::input::{self, Input};
+use acomp_pages::snapshot;
 use zswap_main::zswap::Zswap;
 use zswap_main::{
-    compare, dict, input, lz4dict, patterns, plot, pool, recomp, report, snapshot, tiered, units,
-    workload, zram,
+    compare, dict, lz4dict, patterns, plot, pool, recomp, report, tiered, units, workload, zram,
 };
 
 /// Inputs larger than this get a progress bar.

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::compare::{PATTERN_IN_ORDER, Row, mib_s};
-use crate::input::Input;
 use crate::pool::PAGE_SIZE;
+use acomp_pages::input::Input;
 
 /// One page in this many is hot: loaded after the idle mark, so never recompressed.
 pub const HOT_EVERY: usize = 10;

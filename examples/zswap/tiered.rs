@@ -11,7 +11,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::input::Input;
+use acomp_pages::input::Input;
 
 /// Parses a size in bytes: a number, with an optional `K`, `M` or `G` (powers of 1024).
 ///

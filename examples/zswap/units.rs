@@ -31,9 +31,9 @@ use rand::seq::SliceRandom;
 
 use crate::cache::{Key, UnitCache};
 use crate::compare::Row;
-use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 use crate::zswap::Page;
+use acomp_pages::input::Input;
 
 /// Most pages in a unit: 256 KiB, the tier's largest folio.
 pub const MAX_UNIT_PAGES: usize = acomp_zswap::MAX_FOLIO_PAGES;

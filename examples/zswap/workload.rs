@@ -13,9 +13,9 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
-use crate::input::Input;
 use crate::pool::PAGE_SIZE;
 use crate::zswap::{Counters, LoadError, LoadKind, Page, Reject, StoreKind, Zswap, same_filled};
+use acomp_pages::input::Input;
 
 /// How to run the workload.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
-//! The zswap example's store, load and invalidate over real, random and zero pages; the
-//! snapshot of a process, zram's files and the side-by-side rows.
+//! The zswap example's store, load and invalidate over real, random and zero pages; zram's
+//! files and the side-by-side rows.
 
 use std::path::PathBuf;
 
@@ -8,13 +8,11 @@ use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 
+use acomp_pages::input::Input;
 use acomp_zswap::FolioKind;
-use zswap_main::input::Input;
 use zswap_main::pool::{AllocError, PAGE_SIZE};
 use zswap_main::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
-use zswap_main::{
-    cache, compare, dict, lz4dict, patterns, plot, snapshot, units, workload, zram, zswap,
-};
+use zswap_main::{cache, compare, dict, lz4dict, patterns, plot, units, workload, zram, zswap};
 
 fn zswap() -> Zswap {
     Zswap::new(Acomp::new("zstd").unwrap(), None)
@@ -211,26 +209,6 @@ fn pool_limit_rejects_the_page() {
 }
 
 #[test]
-fn input_pads_the_last_page() {
-    let input = Input::from_bytes("odd".into(), vec![7; PAGE_SIZE + 10]);
-    assert_eq!(
-        (input.len(), input.padding, input.file_len()),
-        (2, PAGE_SIZE - 10, PAGE_SIZE + 10)
-    );
-    assert!(input.page(1)[..10].iter().all(|&b| b == 7));
-    assert!(input.page(1)[10..].iter().all(|&b| b == 0));
-    let empty = Input::from_bytes("empty".into(), vec![]);
-    assert!(empty.is_empty());
-    assert_eq!(empty.len(), 0);
-    let missing = Input::read("/nonexistent/zswap-input".as_ref()).unwrap_err();
-    assert!(
-        missing.to_string().contains("/nonexistent/zswap-input"),
-        "{missing}"
-    );
-    assert!(Input::read(env!("CARGO_MANIFEST_DIR").as_ref()).is_err());
-}
-
-#[test]
 fn workload_verifies_every_page_on_threads() {
     let mut bytes: Vec<u8> = test_pages()
         .iter()
@@ -252,191 +230,6 @@ fn workload_verifies_every_page_on_threads() {
     assert_eq!(report.load_paths.1, report.load_straddling.len());
     assert_eq!(report.load_paths.0, report.load_one.len());
     assert!(!report.load_straddling.is_empty());
-}
-
-/// `/proc/PID/maps` of a real process, trimmed: every kind of line the filter must judge.
-const MAPS: &str = "\
-55d0c1a00000-55d0c1a2e000 r--p 00000000 fd:01 1316        /usr/bin/python3.11
-55d0c1c2e000-55d0c1c30000 rw-p 0022e000 fd:01 1316        /usr/bin/python3.11
-55d0c2e8a000-55d0c3159000 rw-p 00000000 00:00 0           [heap]
-7f2b6c000000-7f2b6c021000 rw-p 00000000 00:00 0 
-7f2b6c021000-7f2b70000000 ---p 00000000 00:00 0 
-7f2b71400000-7f2b71600000 rw-p 00000000 00:00 0           [anon:arena]
-7f2b71600000-7f2b71800000 rw-s 00000000 00:01 2049        /dev/zero (deleted)
-7f2b71800000-7f2b71801000 rw-s 00000000 00:05 77          /SYSV00000000 (deleted)
-7f2b71a00000-7f2b71a01000 rw-p 00000000 00:1a 99          /memfd:pool (deleted)
-7f2b71b00000-7f2b71b02000 r--p 00000000 00:00 0 
-7ffc3a1f0000-7ffc3a211000 rw-p 00000000 00:00 0           [stack]
-7ffc3a2f6000-7ffc3a2fa000 r--p 00000000 00:00 0           [vvar]
-7ffc3a2fa000-7ffc3a2fc000 r-xp 00000000 00:00 0           [vdso]
-ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   [vsyscall]
-";
-
-#[test]
-fn maps_parse_and_filter() {
-    let maps = snapshot::parse_maps(MAPS).unwrap();
-    assert_eq!(maps.len(), 14);
-    assert_eq!(
-        maps[0],
-        snapshot::Mapping {
-            start: 0x55d0c1a00000,
-            end: 0x55d0c1a2e000,
-            perms: "r--p".into(),
-            inode: 1316,
-            path: "/usr/bin/python3.11".into(),
-        }
-    );
-    assert_eq!(maps[3].path, "", "an anonymous line ends in a space");
-    assert_eq!(
-        maps[6].path, "/dev/zero (deleted)",
-        "paths keep their spaces"
-    );
-    assert_eq!(maps[13].end, 0xffffffffff601000);
-    let kept: Vec<&str> = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.path.as_str())
-        .collect();
-    assert_eq!(kept, ["[heap]", "", "[anon:arena]", "[stack]"]);
-    let bytes: u64 = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.len())
-        .sum();
-    assert_eq!(bytes, 0x2cf000 + 0x21000 + 0x200000 + 0x21000);
-
-    assert_eq!(snapshot::parse_maps(""), Some(vec![]));
-    for bad in [
-        "nonsense\n",
-        "7f00-7e00 rw-p 00000000 00:00 0\n",
-        "7f00-7f10 rw-p 00000000 00:00\n",
-        "7f00-zz rw-p 00000000 00:00 0\n",
-    ] {
-        assert_eq!(snapshot::parse_maps(bad), None, "{bad:?}");
-    }
-}
-
-/// A child process, killed and reaped when dropped.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `python3 -c code`, once it has printed its first line; `None` (saying the test is
-/// skipped) where there is no python3.
-fn python(code: &str) -> Option<Child> {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let child = Command::new("python3")
-        .args(["-c", code])
-        .stdout(Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child.map(Child) else {
-        eprintln!("SKIPPED: no python3 to spawn a process to snapshot");
-        return None;
-    };
-    let mut line = String::new();
-    let stdout = child.0.stdout.take().unwrap();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "ready\n");
-    Some(child)
-}
-
-#[test]
-fn snapshot_finds_a_pattern_in_a_childs_heap() {
-    let code = "import time\n\
-                data = b''.join(b'acomp %010d\\n' % i for i in range(200000))\n\
-                print('ready', flush=True)\n\
-                time.sleep(120)\n";
-    let Some(child) = python(code) else { return };
-    let pid = child.0.id() as i32;
-    let maps = snapshot::read_maps(pid).unwrap();
-    assert!(
-        maps.iter()
-            .any(|m| m.path == "[stack]" && m.is_private_anonymous())
-    );
-    assert!(maps.iter().any(|m| m.path.contains("python")));
-    let snap = snapshot::read_mappings(pid, &maps, None).unwrap();
-    assert!(!snap.exited);
-    assert!(snap.comm.starts_with("python"), "{}", snap.comm);
-    assert_eq!(snap.data.len() % PAGE_SIZE, 0);
-    let kept: u64 = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.len())
-        .sum();
-    assert_eq!(snap.data.len() as u64 + snap.holes * PAGE_SIZE as u64, kept);
-    // The 3.4 MB the child built, whole and in order: one anonymous mapping, read in full.
-    let expected: Vec<u8> = (0..200000)
-        .flat_map(|i| format!("acomp {i:010}\n").into_bytes())
-        .collect();
-    let at = snap
-        .data
-        .windows(17)
-        .position(|w| w == &expected[..17])
-        .expect("the child's pattern is in the snapshot");
-    assert_eq!(&snap.data[at..at + expected.len()], &expected[..]);
-    // And it stores and loads like any input.
-    let input = Input::from_bytes(format!("pid {pid}").into(), snap.data);
-    let row = compare::acomp_row("acomp", &zswap(), &input);
-    assert_eq!(row.verified_pages, input.len() as u64);
-    assert!(row.ratio > 2.0, "{row:?}");
-}
-
-#[test]
-fn snapshot_of_no_process_or_one_that_exits() {
-    // Above the largest pid_max (2^22): never a process.
-    let err = snapshot::read_maps(1 << 30).unwrap_err();
-    assert!(matches!(err, snapshot::SnapshotError::NoProcess(_)));
-    assert_eq!(
-        err.to_string(),
-        "cannot snapshot pid 1073741824: no such process"
-    );
-    assert!(matches!(
-        snapshot::read_maps(0),
-        Err(snapshot::SnapshotError::NoProcess(0))
-    ));
-
-    // Its maps read, then gone before its memory is.
-    let mut child = Child(
-        std::process::Command::new("sleep")
-            .arg("60")
-            .spawn()
-            .unwrap(),
-    );
-    let pid = child.0.id() as i32;
-    let maps = snapshot::read_maps(pid).unwrap();
-    let stack = maps.iter().find(|m| m.path == "[stack]").unwrap().clone();
-
-    // Unreadable pages are skipped and counted: two below mmap_min_addr (never mapped),
-    // then the real stack, read in full.
-    let hole = snapshot::Mapping {
-        start: 0x1000,
-        end: 0x3000,
-        perms: "rw-p".into(),
-        inode: 0,
-        path: String::new(),
-    };
-    let snap = snapshot::read_mappings(pid, &[hole, stack.clone()], None).unwrap();
-    assert_eq!(snap.holes, 2);
-    assert_eq!(snap.data.len() as u64, stack.len());
-    assert_eq!((snap.mappings, snap.exited), ((2, 2), false));
-
-    child.0.kill().unwrap();
-    child.0.wait().unwrap();
-    let err = snapshot::read_mappings(pid, &maps, None).unwrap_err();
-    assert!(matches!(err, snapshot::SnapshotError::Exited(p) if p == pid));
-    assert!(
-        err.to_string()
-            .contains("exited before any of its memory was read"),
-        "{err}"
-    );
 }
 
 #[test]
@@ -1041,38 +834,6 @@ fn lz4_dictionary_trial_counts_liblz4_blocks_and_round_trips() {
         .sum();
     assert_eq!(trial.bytes[0], plain);
     assert!(trial.bytes[1] < plain, "{trial:?}");
-}
-
-/// The default input: files picked among those under the folders, each padded to whole
-/// pages, at most `file_max` of each, up to the budget; an error where no file is there.
-#[test]
-fn sample_files_pads_each_file_and_keeps_to_the_budget() {
-    let dir = std::env::temp_dir().join(format!("acomp-zswap-sample-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("a"), vec![b'a'; 5000]).unwrap();
-    std::fs::write(dir.join("sub/b"), vec![b'b'; 10]).unwrap();
-    std::fs::write(dir.join("empty"), b"").unwrap();
-    let d = dir.to_str().unwrap();
-
-    let all = Input::sample_files(&[d], 1 << 20, 1 << 20, 1).unwrap();
-    assert_eq!(all.len(), 3, "2 pages of a, 1 of b");
-    assert_eq!(all.padding, (8192 - 5000) + (4096 - 10));
-    assert_eq!(all.path.to_str().unwrap(), format!("2 files under {d}"));
-    assert_eq!(&all.page(0)[..], &[b'a'; 4096][..]);
-    assert_eq!(&all.page(1)[..904], &[b'a'; 904][..]);
-    assert!(all.page(1)[904..].iter().all(|&b| b == 0));
-    assert_eq!(&all.page(2)[..10], b"bbbbbbbbbb");
-
-    // At most 100 bytes of each file: a page each.
-    let capped = Input::sample_files(&[d], 1 << 20, 100, 1).unwrap();
-    assert_eq!((capped.len(), capped.padding), (2, 2 * 4096 - 100 - 10));
-    // A budget of one page: one file, the first picked.
-    let one = Input::sample_files(&[d], 4096, 1 << 20, 1).unwrap();
-    assert_eq!(one.len(), 1);
-
-    let none = Input::sample_files(&[dir.join("missing").to_str().unwrap()], 4096, 4096, 1);
-    assert!(none.is_err());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
