@@ -6,8 +6,8 @@ use serde::Serialize;
 use crate::measure::{Calls, Latency, mib_s, us};
 use crate::pool::PAGE_SIZE;
 use crate::zram;
-use crate::zswap::{Page, Zswap};
 use acomp_pages::input::Input;
+use acomp_zswap::{Page, Zswap};
 
 /// The project's yardstick, for every acomp row and the units' table alike (the `goal:`
 /// lines, the plot's shaded region): memory at most this fraction of zram with lzo-rle's...
@@ -110,7 +110,7 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
             eprintln!("zswap: one-thread pass: store of page {i}: {e}");
         }
     }
-    let counters = zswap.counters();
+    let stats = zswap.stats();
     let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
     let mut verified = 0;
     for i in 0..n {
@@ -124,15 +124,15 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
         zswap.invalidate(i as u64);
     }
     let original = (n * PAGE_SIZE) as u64;
-    let memory = counters.pool.total_size() as u64;
+    let memory = stats.pool_total_size;
     Row {
         name: name.to_owned(),
         kind: "acomp".into(),
         pages: n as u64,
         original_bytes: original,
         memory_bytes: memory,
-        compressed_bytes: counters.stored_bytes,
-        same_filled_pages: counters.same_filled_pages,
+        compressed_bytes: stats.stored_bytes,
+        same_filled_pages: stats.same_filled_pages,
         ratio: original as f64 / memory.max(1) as f64,
         threads: 1,
         request_bytes: PAGE_SIZE as u64,

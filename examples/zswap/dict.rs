@@ -9,7 +9,7 @@ use acomp_zswap::same_filled;
 
 use crate::compare::{self, Row};
 use crate::pool::PAGE_SIZE;
-use crate::zswap::Zswap;
+use crate::zswap;
 use acomp_pages::input::Input;
 
 /// The levels of the held-out comparison.
@@ -107,7 +107,7 @@ pub fn held_out_rows(held: &Input, t: &Trained) -> Result<Vec<Row>, acomp::Error
                 "held-out L{level}{}",
                 if dict.is_some() { " +dict" } else { "" }
             );
-            let zswap = Zswap::new(transform(level, dict)?, None);
+            let zswap = zswap::tier(transform(level, dict)?, None);
             let mut row = compare::acomp_row(&name, &zswap, held);
             // Not a configuration of the side-by-side table: no goal line.
             row.kind = "acomp held-out".into();

@@ -25,9 +25,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use acomp_pages::input::{self, Input};
 use acomp_pages::snapshot;
-use zswap_main::zswap::Zswap;
 use zswap_main::{
     compare, dict, lz4dict, patterns, plot, pool, recomp, report, tiered, units, workload, zram,
+    zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -237,7 +237,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let progress = (input.file_len() > PROGRESS_MIN_BYTES)
         .then(|| progress_bar("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})"));
-    let zswap = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
+    let zswap = zswap::tier(acomp::Acomp::with_zstd(params.clone())?, None);
     let opts = workload::Options {
         threads,
         seed: args.seed,
@@ -263,15 +263,15 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
 
     // The side-by-side table: acomp on one thread, then zram, on the same pages.
-    let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
+    let fresh = zswap::tier(acomp::Acomp::with_zstd(params.clone())?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
     for alg in &args.alg {
-        let other = Zswap::new(acomp::Acomp::new(alg)?, None);
+        let other = zswap::tier(acomp::Acomp::new(alg)?, None);
         rows.push(compare::acomp_row(&format!("acomp {alg}"), &other, &input));
     }
     if args.early_rejection {
-        let probed = Zswap::new(
+        let probed = zswap::tier(
             acomp::Acomp::with_zstd(params.clone().early_rejection(true))?,
             None,
         );
@@ -309,7 +309,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let trained = dict::train(&input, every, args.dict_size)?;
         println!();
         println!("{}", dict::describe(&trained, every));
-        let with = Zswap::new(dict::transform(args.level, Some(&trained.dict))?, None);
+        let with = zswap::tier(dict::transform(args.level, Some(&trained.dict))?, None);
         let name = format!("acomp L{} +dict", args.level);
         rows.push(compare::acomp_row(&name, &with, &input));
         let stats = with.acomp().stats().to_string();

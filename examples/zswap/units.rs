@@ -32,8 +32,8 @@ use crate::cache::{Key, UnitCache};
 use crate::compare::Row;
 use crate::measure::{Calls, mib_s, thread_cpu, us};
 use crate::pool::PAGE_SIZE;
-use crate::zswap::Page;
 use acomp_pages::input::Input;
+use acomp_zswap::Page;
 
 /// Most pages in a unit: 256 KiB, the tier's largest folio.
 pub const MAX_UNIT_PAGES: usize = acomp_zswap::MAX_FOLIO_PAGES;
@@ -76,19 +76,6 @@ pub fn parse_unit(s: &str) -> Result<usize, String> {
         return Err(bad());
     }
     Ok(pages)
-}
-
-/// A tier for units on `tfm`, without a budget (the units table measures memory, not
-/// writeback).
-///
-/// # Panics
-///
-/// Never: the budget is a page or more and the threshold the default.
-pub fn tier(tfm: Acomp) -> Zswap {
-    Zswap::builder(tfm)
-        .max_pool_bytes(u64::MAX)
-        .build()
-        .expect("a budget of a page or more")
 }
 
 /// Loads the page at `offset` through `cache` (the loading thread's): a page a folio's
@@ -326,7 +313,8 @@ pub const CACHE_ENTRIES: usize = 2;
 /// Where acomp refuses the parameters.
 pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, acomp::Error> {
     let unit_pages = config.unit_pages;
-    let store = tier(config.transform()?);
+    // No budget: the units table measures memory, not writeback.
+    let store = crate::zswap::tier(config.transform()?, None);
     let n = input.len();
     let units = n.div_ceil(unit_pages);
     let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);

@@ -14,8 +14,9 @@ use zstd_safe::{CCtx, CParameter, DCtx};
 
 use crate::measure::{Latency, latency, timed};
 use crate::pool::PAGE_SIZE;
-use crate::zswap::{Counters, LoadError, LoadKind, Page, Reject, StoreKind, Zswap, same_filled};
+use crate::zswap::{Counters, counters};
 use acomp_pages::input::Input;
+use acomp_zswap::{LoadError, LoadKind, Page, StoreError, StoreKind, Zswap, same_filled};
 
 /// How to run the workload.
 #[derive(Debug, Clone)]
@@ -65,7 +66,7 @@ pub struct Raw {
 #[derive(Debug)]
 pub enum Failure {
     /// The store was refused.
-    Store(u64, Reject),
+    Store(u64, StoreError),
     /// The load failed.
     Load(u64, LoadError),
     /// The load gave other bytes than were stored.
@@ -322,7 +323,7 @@ fn store_pass(
     let mut hists = [latency(), latency(), latency()];
     let mut kinds = Vec::with_capacity(share.len());
     for (done, &i) in share.iter().enumerate() {
-        let (res, ns) = timed(|| zswap.store(i as u64, input.page(i)));
+        let (res, ns) = timed(|| zswap.store_kind(i as u64, input.page(i)));
         match res {
             Ok(kind) => {
                 match kind {
@@ -355,7 +356,7 @@ fn load_pass(
     for (done, &i) in share.iter().enumerate() {
         // A stale page must not pass for a loaded one.
         page[0] = !input.page(i)[0];
-        let (res, ns) = timed(|| zswap.load(i as u64, &mut page));
+        let (res, ns) = timed(|| zswap.load_kind(i as u64, &mut page));
         match res {
             Ok(kind) => {
                 let slot = match kind {
@@ -415,7 +416,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         }
     }
     let [store_compressed, store_incompressible, store_all] = hists.map(merge);
-    let stored = zswap.counters();
+    let stored = counters(zswap);
 
     progress.phase("load and verify", n);
     let before = zswap.acomp().stats();
@@ -461,7 +462,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         pages: half.len() as u64,
         wall,
     };
-    let churned = zswap.counters();
+    let churned = counters(zswap);
 
     progress.phase("verify", n);
     let (parts, wall) = parallel(threads, &load_order, |share| {
@@ -488,7 +489,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         threads,
         stored,
         churned,
-        pool_pages_at_end: zswap.counters().pool.pages,
+        pool_pages_at_end: zswap.pool_stats().pages,
         acomp: zswap.acomp().stats(),
         load_paths,
         store_compressed,

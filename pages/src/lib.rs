@@ -8,10 +8,14 @@
 //!   own executable);
 //! - [`input`]: a file, or a sample of the system's files, cut into pages;
 //! - [`snapshot`]: a running process's private writable memory (`/proc/PID/maps`,
-//!   `process_vm_readv`).
+//!   `process_vm_readv`);
+//! - [`cases`]: the pages the tier's and the main job's tests store (the shared test cases,
+//!   or the test binary's pages; random, partly random and same-filled pages), and pages
+//!   for folio tests.
 
 #![deny(missing_docs)]
 
+pub mod cases;
 pub mod file;
 pub mod input;
 pub mod kinds;

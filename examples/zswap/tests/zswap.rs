@@ -1,216 +1,47 @@
-//! The zswap example's store, load and invalidate over real, random and zero pages; zram's
-//! files and the side-by-side rows.
-
-use std::path::PathBuf;
+//! The main job's parts: its tier refusing at the budget, the workload over real, random and
+//! zero pages, zram's files, the side-by-side rows, units, their decoded-unit cache,
+//! dictionaries, recompression and the plot.
 
 use acomp::Acomp;
 use rand::rngs::StdRng;
-use rand::seq::{IndexedRandom, SliceRandom};
+use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 
+use acomp_pages::cases;
 use acomp_pages::input::Input;
-use acomp_zswap::FolioKind;
-use zswap_main::pool::{AllocError, PAGE_SIZE};
-use zswap_main::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
+use acomp_zswap::{FolioKind, LoadError, PAGE_SIZE, Page, StoreError, StoreKind, Zswap};
 use zswap_main::{cache, compare, dict, lz4dict, patterns, plot, units, workload, zram, zswap};
 
 fn zswap() -> Zswap {
-    Zswap::new(Acomp::new("zstd").unwrap(), None)
+    zswap::tier(Acomp::new("zstd").unwrap(), None)
 }
 
-/// `../shared/testdata/cases`, or `None` where the folder is absent (a plain clone): the
-/// tests then run on pages the repository makes (see [`test_pages`]). Under `CI=true` its
-/// absence fails, naming it, so that a green CI has run on the shared data.
-fn cases() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/cases");
-    let dir = std::env::var_os("ZSWAP_TEST_CASES").map_or(dir, PathBuf::from);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is absent: under CI=true the zswap tests must run over the shared test data",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is absent; the zswap tests run on pages of the test binary instead",
-        dir.display()
-    );
-    None
-}
-
-/// At most this many pages of the test binary stand in for the shared cases.
-const OWN_PAGES: usize = 1500;
-
-/// Pages of every file under `cases` (the last of each zero-padded), or where it is absent
-/// of the test binary itself (machine code, tables and strings: pages that compress to many
-/// sizes, so that objects straddle backing pages as the cases' do); then random and zero
-/// bytes.
-fn test_pages() -> Vec<Box<Page>> {
-    let mut pages = Vec::new();
-    if let Some(dir) = cases() {
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        for path in files {
-            let input = Input::read(&path).unwrap();
-            pages.extend((0..input.len()).map(|i| Box::new(*input.page(i))));
-        }
-    } else {
-        let exe = std::env::current_exe().unwrap();
-        let input = Input::read(&exe).unwrap();
-        pages.extend((0..input.len().min(OWN_PAGES)).map(|i| Box::new(*input.page(i))));
-    }
-    let mut rng = StdRng::seed_from_u64(7);
-    for _ in 0..64 {
-        let mut page = Box::new([0u8; PAGE_SIZE]);
-        rng.fill(&mut page[..]);
-        pages.push(page);
-    }
-    // Pages that compress to every size: random bytes, then zeros.
-    for random in (0..PAGE_SIZE).step_by(61) {
-        let mut page = Box::new([0u8; PAGE_SIZE]);
-        rng.fill(&mut page[..random]);
-        pages.push(page);
-    }
-    pages.push(Box::new([0; PAGE_SIZE]));
-    pages.push(Box::new([0xAB; PAGE_SIZE]));
-    pages
-}
-
-fn load(z: &Zswap, offset: u64) -> Result<(LoadKind, Box<Page>), LoadError> {
-    let mut page = Box::new([0x5Au8; PAGE_SIZE]);
-    z.load(offset, &mut page).map(|kind| (kind, page))
-}
-
+/// The main job's tier with a budget and no device: at the budget the tier's own refusal
+/// and counter, as the report prints them.
 #[test]
-fn every_page_comes_back() {
-    let pages = test_pages();
-    let z = zswap();
-    let mut kinds = [0usize; 3];
-    for (i, page) in pages.iter().enumerate() {
-        match z.store(i as u64, page).unwrap() {
-            StoreKind::Compressed => kinds[0] += 1,
-            StoreKind::Incompressible => kinds[1] += 1,
-            StoreKind::SameFilled => kinds[2] += 1,
-        }
-    }
-    assert!(
-        kinds.iter().all(|&k| k > 0),
-        "every kind of store: {kinds:?}"
-    );
-    let before = z.acomp().stats();
-    let (mut one, mut two) = (0, 0);
-    for (i, page) in pages.iter().enumerate().rev() {
-        let straddles = z.straddles(i as u64);
-        let (kind, back) = load(&z, i as u64).unwrap();
-        assert_eq!(back, *page, "page {i}");
-        match kind {
-            LoadKind::OneFragment => one += 1,
-            LoadKind::Straddling => two += 1,
-            _ => {}
-        }
-        assert_eq!(kind == LoadKind::Straddling, straddles, "page {i}");
-    }
-    assert!(two > 0, "some objects straddle backing pages");
-    let after = z.acomp().stats();
-    assert_eq!(after.one_shot - before.one_shot, one);
-    assert_eq!(
-        (after.stream + after.linearised) - (before.stream + before.linearised),
-        two,
-        "every straddling load takes the multi-fragment path (zstd's stream, lz4's linearised)"
-    );
-
-    let c = z.counters();
-    assert_eq!(c.stored_pages, pages.len() as u64);
-    assert_eq!(c.same_filled_pages, kinds[2] as u64);
-    assert_eq!(c.stored_incompressible_pages, kinds[1] as u64);
-    assert_eq!(c.reject_compress_poor, kinds[1] as u64);
-    assert_eq!((c.reject_compress_fail, c.decompress_fail), (0, 0));
-    for i in 0..pages.len() {
-        assert!(z.invalidate(i as u64));
-    }
-    let c = z.counters();
-    assert_eq!(
-        (c.stored_pages, c.stored_bytes, c.pool.objects, c.pool.pages),
-        (0, 0, 0, 0)
-    );
-}
-
-#[test]
-fn same_filled_pages_keep_only_their_value() {
-    let z = zswap();
-    for (i, v) in [0u8, 1, 0xAB, 0xFF].into_iter().enumerate() {
-        assert_eq!(
-            z.store(i as u64, &[v; PAGE_SIZE]),
-            Ok(StoreKind::SameFilled)
-        );
-        assert_eq!(z.entry(i as u64), Some(Entry::SameFilled(v)));
-        assert_eq!(
-            load(&z, i as u64).unwrap(),
-            (LoadKind::Filled, Box::new([v; PAGE_SIZE]))
-        );
-    }
-    assert_eq!(z.counters().pool.pages, 0);
-    // One differing byte, anywhere, makes a page not same-filled.
-    for at in [0, 7, 8, PAGE_SIZE - 1] {
-        let mut page = [3u8; PAGE_SIZE];
-        page[at] = 4;
-        assert_eq!(zswap::same_filled(&page), None, "byte {at}");
-    }
-}
-
-#[test]
-fn incompressible_pages_are_copied() {
-    let z = zswap();
-    let mut page = Box::new([0u8; PAGE_SIZE]);
-    StdRng::seed_from_u64(1).fill(&mut page[..]);
-    assert_eq!(z.store(9, &page), Ok(StoreKind::Incompressible));
-    assert!(matches!(z.entry(9), Some(Entry::Incompressible)));
-    assert_eq!(load(&z, 9).unwrap(), (LoadKind::Copied, page));
-    let c = z.counters();
-    assert_eq!(
-        (c.reject_compress_poor, c.stored_bytes),
-        (1, PAGE_SIZE as u64)
-    );
-}
-
-#[test]
-fn store_replaces_and_invalidate_frees() {
-    let z = zswap();
-    let text = b"a swapped-out page of text ".repeat(200);
-    let mut a = [0u8; PAGE_SIZE];
-    a.copy_from_slice(&text[..PAGE_SIZE]);
-    let mut b = a;
-    b[100] = b'!';
-    assert_eq!(z.store(5, &a), Ok(StoreKind::Compressed));
-    assert_eq!(z.store(5, &b), Ok(StoreKind::Compressed));
-    assert_eq!(*load(&z, 5).unwrap().1, b);
-    assert_eq!(z.counters().stored_pages, 1);
-    assert_eq!(z.counters().pool.objects, 1);
-    assert!(z.invalidate(5));
-    assert!(!z.invalidate(5));
-    assert!(matches!(load(&z, 5), Err(LoadError::NotFound)));
-    assert_eq!(z.counters().pool.objects, 0);
-}
-
-#[test]
-fn pool_limit_rejects_the_page() {
-    let z = Zswap::new(Acomp::new("zstd").unwrap(), Some(1));
+fn pool_limit_refuses_the_page() {
+    let z = zswap::tier(Acomp::new("zstd").unwrap(), Some(1));
     let mut page = Box::new([0u8; PAGE_SIZE]);
     StdRng::seed_from_u64(2).fill(&mut page[..]);
-    assert_eq!(z.store(0, &page), Ok(StoreKind::Incompressible));
+    assert_eq!(z.store_kind(0, &page).unwrap(), StoreKind::Incompressible);
     page[0] ^= 1;
-    assert_eq!(z.store(1, &page), Err(Reject::Alloc(AllocError::LimitHit)));
-    assert_eq!(z.counters().reject_alloc_fail, 1);
-    assert!(matches!(load(&z, 1), Err(LoadError::NotFound)));
+    assert!(matches!(z.store_kind(1, &page), Err(StoreError::PoolFull)));
+    let c = zswap::counters(&z);
+    assert_eq!(
+        (
+            c.stats.reject_reclaim_fail,
+            c.stats.pool_limit_hit,
+            c.pool.pages
+        ),
+        (1, 1, 1)
+    );
+    let mut out = [0; PAGE_SIZE];
+    assert!(matches!(z.load(1, &mut out), Err(LoadError::NotFound)));
 }
 
 #[test]
 fn workload_verifies_every_page_on_threads() {
-    let mut bytes: Vec<u8> = test_pages()
+    let mut bytes: Vec<u8> = cases::pages()
         .iter()
         .flat_map(|p| p.iter().copied())
         .collect();
@@ -374,186 +205,12 @@ fn rows_against_lzo_rle_and_json() {
     assert_eq!(compare::goal(&alone[0]), None);
 }
 
-/// Pages as a unit store meets them, `pages` of them: text-like pages that repeat across a
-/// unit, a zero page now and then, an incompressible page; a unit of 16 zero pages (all
-/// same-filled) at 16..32 and one of 16 random pages (incompressible) at 32..48 where there
-/// is room.
-fn unit_input(pages: usize) -> Input {
-    let mut rng = StdRng::seed_from_u64(11);
-    let mut data = Vec::with_capacity(pages * PAGE_SIZE);
-    for i in 0..pages {
-        let mut page = [0u8; PAGE_SIZE];
-        match i {
-            16..32 => {}
-            32..48 => rng.fill(&mut page[..]),
-            _ if i % 5 == 2 => {}
-            _ if i % 7 == 3 => rng.fill(&mut page[..]),
-            _ => {
-                let line = format!("object {} of kind {} at {:#x}; ", i % 3, i % 11, i * 64);
-                for (b, c) in page.iter_mut().zip(line.bytes().cycle()) {
-                    *b = c;
-                }
-                page[rng.random_range(0..PAGE_SIZE)] = rng.random();
-            }
-        }
-        data.extend_from_slice(&page);
-    }
-    Input::from_bytes("units".into(), data)
-}
-
-fn unit_store() -> acomp_zswap::Zswap {
-    let params = acomp::ZstdParams::default().block_size_max(4096);
-    units::tier(Acomp::with_zstd(params).unwrap())
-}
-
-/// Pages `first..first + n` of `input`, as pages.
-fn input_pages(input: &Input, first: usize, n: usize) -> &[Page] {
-    input.pages(first, n).as_chunks::<PAGE_SIZE>().0
-}
-
-#[test]
-fn units_of_every_size_come_back_page_by_page_and_whole() {
-    // Not whole units: the last unit of every size is cut short.
-    let input = unit_input(16 * 6 + 7);
-    let n = input.len();
-    for unit_pages in [1, 2, 4, 8, 16, 32, 64] {
-        let store = unit_store();
-        let units = n.div_ceil(unit_pages);
-        let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
-        let mut kinds = Vec::new();
-        for u in 0..units {
-            let first = u * unit_pages;
-            kinds.push(
-                store
-                    .store_folio(first as u64, input_pages(&input, first, unit_len(u)))
-                    .unwrap(),
-            );
-        }
-        assert!(kinds.contains(&FolioKind::Frame), "{unit_pages}");
-        if unit_pages <= 16 {
-            assert!(kinds.contains(&FolioKind::SameFilled), "{unit_pages}");
-            assert!(kinds.contains(&FolioKind::Pages), "{unit_pages}");
-        }
-        let c = store.stats();
-        assert_eq!(c.stored_pages, n as u64);
-        assert_eq!(c.held_folio_pages, 0);
-        let mut order: Vec<usize> = (0..n).collect();
-        order.shuffle(&mut StdRng::seed_from_u64(unit_pages as u64));
-        for i in order {
-            let mut page = Box::new([0x5A; PAGE_SIZE]);
-            store.load(i as u64, &mut page).unwrap();
-            assert_eq!(*page, *input.page(i), "{unit_pages}-page units, page {i}");
-        }
-        let mut buf = vec![[0x5A; PAGE_SIZE]; unit_pages];
-        for u in 0..units {
-            let first = u * unit_pages;
-            store
-                .load_folio(first as u64, &mut buf[..unit_len(u)])
-                .unwrap();
-            assert!(
-                buf[..unit_len(u)] == *input_pages(&input, first, unit_len(u)),
-                "{unit_pages}-page units, unit {u}"
-            );
-        }
-        let mut page = Box::new([0; PAGE_SIZE]);
-        assert!(matches!(
-            store.load(n as u64, &mut page),
-            Err(LoadError::NotFound)
-        ));
-        for i in 0..n {
-            assert!(store.invalidate(i as u64));
-        }
-        assert!(!store.invalidate(0));
-        let c = store.stats();
-        assert_eq!(
-            (
-                c.stored_pages,
-                c.stored_folios,
-                c.stored_bytes,
-                c.pool_total_size
-            ),
-            (0, 0, 0, 0)
-        );
-    }
-}
-
-#[test]
-fn frames_larger_than_a_page_are_kept_in_page_sized_objects() {
-    let input = unit_input(16);
-    let store = unit_store();
-    assert_eq!(
-        store.store_folio(0, input_pages(&input, 0, 16)).unwrap(),
-        FolioKind::Frame
-    );
-    let c = store.stats();
-    assert!(c.stored_bytes > PAGE_SIZE as u64, "{c:?}");
-    // A backing page for each whole page of the frame, and the tail's class's zspage (of up
-    // to 8 pages, most of it free for other tails).
-    let whole = c.stored_bytes / PAGE_SIZE as u64;
-    let pages = c.pool_total_size / PAGE_SIZE as u64;
-    assert!((whole + 1..=whole + 8).contains(&pages), "{c:?}");
-    for k in [0, 7, 15] {
-        let mut page = Box::new([0; PAGE_SIZE]);
-        store.load(k, &mut page).unwrap();
-        assert_eq!(*page, *input.page(k as usize));
-    }
-}
-
-#[test]
-fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
-    let input = unit_input(48);
-    let store = unit_store();
-    for u in 0..3 {
-        store
-            .store_folio(u * 16, input_pages(&input, u as usize * 16, 16))
-            .unwrap();
-    }
-    // Unit 0 is a frame: held, counted, until its last page goes.
-    let full = store.stats();
-    let frame_bytes = full.stored_bytes - 16 * PAGE_SIZE as u64;
-    for k in 0..15 {
-        assert!(store.invalidate(k));
-        let c = store.stats();
-        assert_eq!(c.held_folio_pages, k + 1);
-        assert_eq!(c.held_folio_bytes, frame_bytes);
-        assert_eq!(c.pool_total_size, full.pool_total_size);
-        assert_eq!(c.stored_pages, 48 - k - 1);
-        let mut page = Box::new([0; PAGE_SIZE]);
-        assert!(matches!(store.load(k, &mut page), Err(LoadError::NotFound)));
-        store.load(15, &mut page).unwrap();
-        assert_eq!(*page, *input.page(15));
-    }
-    assert!(store.invalidate(15));
-    let c = store.stats();
-    assert_eq!(
-        (c.held_folio_pages, c.held_folio_bytes, c.stored_folios),
-        (0, 0, 0)
-    );
-    // Unit 2 is random: page by page, each freed at once.
-    assert_eq!(c.stored_incompressible_pages, 16);
-    let pages = c.pool_total_size;
-    assert!(store.invalidate(32));
-    let c = store.stats();
-    assert_eq!(
-        (
-            c.stored_incompressible_pages,
-            c.pool_total_size,
-            c.held_folio_pages
-        ),
-        (15, pages - PAGE_SIZE as u64, 0)
-    );
-    // Unit 1 is zeros: no memory at all.
-    assert_eq!(c.same_filled_pages, 16);
-    for i in 16..48 {
-        store.invalidate(i);
-    }
-    let c = store.stats();
-    assert_eq!((c.stored_pages, c.pool_total_size), (0, 0));
-}
-
 #[test]
 fn unit_runs_verify_every_page_and_leave_nothing() {
-    let input = unit_input(16 * 4 + 5);
+    let input = Input::from_bytes(
+        "units".into(),
+        cases::units(16 * 4 + 5).as_flattened().to_vec(),
+    );
     let configs = units::configs(&[16, 4], &[3], &[4096], true);
     let runs = units::run_all(&configs, &input, 1).unwrap();
     assert_eq!(
@@ -616,7 +273,7 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     const UNITS: usize = 6;
     const THREADS: usize = 4;
     let n = UNIT * UNITS;
-    let store = units::tier(tfm);
+    let store = zswap::tier(tfm, None);
     let unit_bytes = |version: u32, u: usize| -> Vec<Page> {
         (u * UNIT..(u + 1) * UNIT)
             .map(|i| *versioned_page(i, version))
