@@ -28,7 +28,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::cache::{Key, UnitCache};
+use crate::cache::UnitCache;
 use crate::compare::Row;
 use crate::measure::{Calls, mib_s, thread_cpu, us};
 use crate::pool::PAGE_SIZE;
@@ -96,22 +96,16 @@ pub fn load_page_cached(
     let Some(folio) = tier.folio(offset) else {
         return tier.load(offset, out);
     };
-    let key = Key {
-        first: folio.first,
-        id: folio.id,
-    };
     let at = (offset - folio.first) as usize * PAGE_SIZE..;
-    if let Some(data) = cache.get(key) {
+    if let Some(data) = cache.get(folio) {
         out.copy_from_slice(&data[at][..PAGE_SIZE]);
         return Ok(());
     }
-    let mut got = None;
-    let data = cache.fill(key, |buf| {
+    let (got, data) = cache.fill(|buf| {
         let (pages, _) = buf.as_chunks_mut::<PAGE_SIZE>();
-        got = Some(tier.read_folio(offset, pages)?);
-        Ok::<_, LoadError>(())
+        tier.read_folio(offset, pages)
     })?;
-    if got != Some(folio) {
+    if got != folio {
         // Stored again between the two calls: what serves the page now.
         return tier.load(offset, out);
     }

@@ -395,6 +395,28 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     );
 }
 
+/// A folio decoded into the cache is cached under the folio the decode says it was, not the
+/// one looked up before it: where a store replaced the folio in between, the old one's key
+/// must not serve the new one's bytes.
+#[test]
+fn unit_cache_keys_what_was_decoded() {
+    let store = zswap::tier(Acomp::new("lz4").unwrap(), None);
+    let unit =
+        |version: u32| -> Vec<Page> { (0..4).map(|i| *versioned_page(i, version)).collect() };
+    store.store_folio(0, &unit(1)).unwrap();
+    let old = store.folio(0).unwrap();
+    store.store_folio(0, &unit(2)).unwrap();
+    let mut cache = cache::UnitCache::new(2, 4 * PAGE_SIZE);
+    let (got, data) = cache
+        .fill(|buf| store.read_folio(0, buf.as_chunks_mut::<PAGE_SIZE>().0))
+        .unwrap();
+    assert_ne!(got, old);
+    assert_eq!(data[..PAGE_SIZE], versioned_page(0, 2)[..]);
+    assert!(cache.get(old).is_none());
+    assert!(cache.get(got).is_some());
+    assert_eq!((cache.hits, cache.misses), (1, 1));
+}
+
 #[test]
 fn unit_cache_never_serves_stale_bytes_zstd() {
     cache_never_serves_stale_bytes(
