@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use crate::measure::{Calls, Latency, mib_s, us};
-use crate::pool::PAGE_SIZE;
 use crate::zram;
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 use acomp_zswap::{Page, Zswap};
 
 /// The project's yardstick, for every acomp row and the units' table alike (the `goal:`

@@ -8,9 +8,9 @@ use acomp::{Acomp, Dictionary, ZstdParams};
 use acomp_zswap::same_filled;
 
 use crate::compare::{self, Row};
-use crate::pool::PAGE_SIZE;
 use crate::zswap;
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// The levels of the held-out comparison.
 pub const LEVELS: [i32; 3] = [1, 3, 8];

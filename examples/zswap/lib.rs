@@ -1,5 +1,5 @@
-//! The main job's parts: a user-space zswap on `acomp` (`zswap`, over a zsmalloc-style
-//! `pool`; the pages it stores come from `acomp_pages`), the workload and its report, the
+//! The main job's parts: a user-space zswap on `acomp` (`zswap`: the tier, `acomp_zswap`;
+//! the pages it stores come from `acomp_pages`), the workload and its report, the
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), the
@@ -14,8 +14,6 @@ pub mod measure;
 pub mod patterns;
 pub mod plot;
 pub mod recomp;
-/// The tier's zsmalloc-style pool.
-pub use acomp_zswap::pool;
 pub mod report;
 pub mod tiered;
 pub mod units;

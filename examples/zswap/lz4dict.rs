@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use libc::{c_char, c_int, c_void};
 
-use crate::pool::PAGE_SIZE;
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// The most of a dictionary an lz4 block can reach: offsets are 16 bits.
 const LZ4_DICT_MAX: usize = 64 << 10;

@@ -26,8 +26,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use acomp_pages::input::{self, Input};
 use acomp_pages::snapshot;
 use zswap_main::{
-    compare, dict, lz4dict, patterns, plot, pool, recomp, report, tiered, units, workload, zram,
-    zswap,
+    compare, dict, lz4dict, patterns, plot, recomp, report, tiered, units, workload, zram, zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -373,7 +372,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
-            page_size_bytes: pool::PAGE_SIZE as u64,
+            page_size_bytes: acomp_zswap::PAGE_SIZE as u64,
             zram_unavailable,
             configurations: &rows,
         };

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::compare::{GOAL_SPEED, PATTERN_IN_ORDER, RECOMPRESS_GOAL_MEMORY, Row};
 use crate::measure::{Calls, mib_s};
-use crate::pool::PAGE_SIZE;
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// One page in this many is hot: loaded after the idle mark, so never recompressed.
 pub const HOT_EVERY: usize = 10;

@@ -3,9 +3,9 @@
 
 use hdrhistogram::Histogram;
 
-use crate::pool::PAGE_SIZE;
 use crate::workload::{Phase, Raw, Report};
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 fn p(h: &Histogram<u64>, q: f64) -> String {
     if h.is_empty() {

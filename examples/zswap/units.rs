@@ -31,8 +31,8 @@ use rand::seq::SliceRandom;
 use crate::cache::UnitCache;
 use crate::compare::Row;
 use crate::measure::{Calls, mib_s, thread_cpu, us};
-use crate::pool::PAGE_SIZE;
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 use acomp_zswap::Page;
 
 /// Most pages in a unit: 256 KiB, the tier's largest folio.

@@ -13,9 +13,9 @@ use rand::seq::SliceRandom;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
 use crate::measure::{Latency, latency, timed};
-use crate::pool::PAGE_SIZE;
 use crate::zswap::{Counters, counters};
 use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 use acomp_zswap::{LoadError, LoadKind, Page, StoreError, StoreKind, Zswap, same_filled};
 
 /// How to run the workload.

@@ -5,7 +5,7 @@ use acomp::Acomp;
 use acomp_zswap::pool::PoolStats;
 use acomp_zswap::{Stats, Zswap};
 
-use crate::pool::PAGE_SIZE;
+use acomp_zswap::PAGE_SIZE;
 
 /// A tier over `tfm` without a device: with `max_pool_pages`, a pool of at most that many
 /// backing pages, at which a store is refused ([`acomp_zswap::StoreError::PoolFull`], counted
