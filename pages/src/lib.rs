@@ -4,7 +4,7 @@
 //! - [`kinds`]: one 4 KiB page of each kind a swap or cache layer meets (zero, same-filled,
 //!   text, machine code, random), a page of a live heap and a dictionary trained on that
 //!   heap, the same bytes on every run;
-//! - [`file`]: the file of many distinct pages a bench reads (`ACOMP_PAGES`, or the bench's
+//! - [`file`](mod@file): the file of many distinct pages a bench reads (`ACOMP_PAGES`, or the bench's
 //!   own executable);
 //! - [`input`]: a file, or a sample of the system's files, cut into pages;
 //! - [`snapshot`]: a running process's private writable memory (`/proc/PID/maps`,
