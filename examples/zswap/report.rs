@@ -1,22 +1,18 @@
 //! What the example prints: a summary at a glance, then zswap's counters (as its debugfs
 //! names them), latencies beside raw zstd-safe's, throughput and acomp's request paths.
 
-use hdrhistogram::Histogram;
-
+use crate::measure::{Latency, us};
 use crate::workload::{Phase, Raw, Report};
 use acomp_pages::input::Input;
 use acomp_zswap::PAGE_SIZE;
 
-fn p(h: &Histogram<u64>, q: f64) -> String {
+/// Quantile `q` of `h` in µs, or `-` where nothing was timed.
+fn p(h: &Latency, q: f64) -> String {
     if h.is_empty() {
         "-".into()
     } else {
-        micros(h.value_at_quantile(q))
+        format!("{:.2}", us(h, q))
     }
-}
-
-fn micros(ns: u64) -> String {
-    format!("{:.2}", ns as f64 / 1000.0)
 }
 
 fn mib(bytes: f64) -> String {
@@ -24,7 +20,7 @@ fn mib(bytes: f64) -> String {
 }
 
 /// `a`'s p50 over `b`'s, and the smaller sample count, if both have values.
-fn ratio(a: &Histogram<u64>, b: &Histogram<u64>) -> Option<(f64, u64)> {
+fn ratio(a: &Latency, b: &Latency) -> Option<(f64, u64)> {
     (!a.is_empty() && !b.is_empty()).then(|| {
         (
             a.value_at_quantile(0.5) as f64 / b.value_at_quantile(0.5) as f64,
@@ -51,7 +47,7 @@ fn raws(r: &Report) -> Vec<&Raw> {
     }
 }
 
-fn row(name: &str, h: &Histogram<u64>) {
+fn row(name: &str, h: &Latency) {
     println!(
         "  {name:<40} {:>9} {:>9} {:>9}",
         p(h, 0.5),
