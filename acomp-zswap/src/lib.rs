@@ -96,7 +96,7 @@
 //! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
 //! the debugfs counters [`Stats`] is named after) and `mm/zsmalloc.c` (size classes 16 bytes
 //! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments,
-//! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
+//! compaction): the pool, `src/pool.rs`. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
 #![deny(missing_docs)]
@@ -106,12 +106,19 @@ mod device;
 #[doc(hidden)]
 pub mod hooks;
 mod lru;
+// The zsmalloc-style pool is the tier's own; its tests and benches (the `test-hooks`
+// feature) read it: its size classes, its counters.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
 pub mod pool;
+#[cfg(not(feature = "test-hooks"))]
+mod pool;
 mod recompress;
 mod stats;
 mod store;
 
 pub use device::{SwapDevice, SwapFile};
+pub use pool::PoolStats;
 pub use recompress::Recompressing;
 pub use stats::Stats;
 pub use store::{

@@ -2,8 +2,7 @@
 //! is (its store and load kinds, its errors), and its counters beside its pool's.
 
 use acomp::Acomp;
-use acomp_zswap::pool::PoolStats;
-use acomp_zswap::{Stats, Zswap};
+use acomp_zswap::{PoolStats, Stats, Zswap};
 
 use acomp_zswap::PAGE_SIZE;
 

@@ -51,7 +51,7 @@ impl Builder {
     /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
     /// zswap's default `max_pool_percent`. Beside the pool, up to
-    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
+    /// 252 free backing pages (about 1 MiB, the pool's `PAGE_HIGH`) are
     /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
     /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
     /// the kernel's `zswap_entry` is outside the budget too).
