@@ -2,7 +2,7 @@
 //! kernel's pattern before "crypto: zstd - avoid redundant cstream/dstream initialization".
 //!
 //! Groups `compress` and `decompress`; in each, every variant runs on the same pages (see
-//! `pages/mod.rs`), ids `<variant>/<page>`, throughput 4096 bytes. The decompress group
+//! `acomp_pages::kinds`), ids `<variant>/<page>`, throughput 4096 bytes. The decompress group
 //! decompresses, for every variant, the frame `Acomp::compress` wrote of the page (level 3,
 //! content size in the header). Every peer runs at level 3.
 //!
@@ -20,7 +20,7 @@
 //! `acomp-dict` is acomp one-shot with a 64 KiB dictionary trained on a live Python
 //! process's heap pages; the `heap` page, of the same process but not among the samples, is
 //! its case: compare `ACOMP_CALLGRIND=compress/acomp-dict/heap` with
-//! `compress/acomp-one-shot/heap` (see `pages/mod.rs`).
+//! `compress/acomp-one-shot/heap` (see `acomp_pages::kinds`).
 //!
 //! In callgrind mode the bench runs `ACOMP_CALLGRIND_N` (default 10000) requests of one
 //! variant inside `callgrind_loop`, after a warm-up outside it: the instructions callgrind
@@ -41,10 +41,10 @@ use zstd_safe::{CCtx, CParameter, DCtx};
 
 mod harness;
 mod lz4;
-mod pages;
 
+use acomp_pages::PAGE_SIZE as PAGE;
+use acomp_pages::kinds as pages;
 use harness::Variant;
-use pages::PAGE;
 
 /// The level every variant compresses at: the kernel's `ZSTD_DEF_LEVEL`, acomp's default.
 const LEVEL: i32 = 3;

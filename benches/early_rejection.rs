@@ -16,9 +16,8 @@ use std::time::Instant;
 
 use acomp::{Acomp, ZstdParams};
 
-mod pages;
-
-use pages::PAGE;
+use acomp_pages::PAGE_SIZE as PAGE;
+use acomp_pages::kinds as pages;
 
 fn transform(on: bool) -> Acomp {
     Acomp::with_zstd(ZstdParams::default().early_rejection(on)).expect("zstd transform")

@@ -28,11 +28,8 @@ use std::time::Instant;
 use acomp::Acomp;
 use criterion::{Criterion, Throughput};
 
-#[path = "pages/file.rs"]
-mod page_file;
-
-/// Bytes in a page.
-const PAGE: usize = 4096;
+use acomp_pages::PAGE_SIZE as PAGE;
+use acomp_pages::file as page_file;
 
 /// A variant: its name and its decode of one block into a page, returning the bytes written.
 type Variant<'a> = (&'static str, &'a dyn Fn(&[u8], &mut [u8]) -> usize);

@@ -2,7 +2,7 @@
 //! thread-local contexts and with one global `Mutex` around one context pair.
 //!
 //! Each thread compresses a page and decompresses the frame, `ACOMP_SCALING_PAGES` times
-//! (default 20000), cycling through the page kinds of `pages/mod.rs`. Each (mode, threads)
+//! (default 20000), cycling through the page kinds of `acomp_pages::kinds`. Each (mode, threads)
 //! cell runs `ACOMP_SCALING_RUNS` times (default 3), the modes interleaved; the table
 //! gives the run with the median pages per second. Memory is what the contexts hold at
 //! the end: `Acomp::stats().workspace_bytes` for acomp, `ZSTD_sizeof_CCtx` +
@@ -30,11 +30,10 @@ use std::io::{IoSlice, IoSliceMut};
 use zstd_safe::{CCtx, CParameter, DCtx};
 
 mod harness;
-mod pages;
 
+use acomp_pages::PAGE_SIZE as PAGE;
+use acomp_pages::kinds as pages;
 use harness::Variant;
-
-use pages::PAGE;
 
 /// Thread counts measured, unless `ACOMP_SCALING_THREADS` lists others (it must keep 1, 2
 /// and 64, which the targets compare).

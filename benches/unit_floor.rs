@@ -31,14 +31,7 @@ use std::time::{Duration, Instant};
 
 use zstd_safe::{CCtx, CParameter, DCtx, InBuffer, OutBuffer, ResetDirective};
 
-/// What the main job's `snapshot.rs` (compiled here on its own) names as `crate::pool`:
-/// the page size, as `acomp_zswap::PAGE_SIZE` (the tier is not a dependency of acomp's benches).
-mod pool {
-    pub const PAGE_SIZE: usize = 4096;
-}
-#[allow(dead_code)]
-#[path = "../examples/zswap/snapshot.rs"]
-mod snapshot;
+use acomp_pages::snapshot;
 
 const PAGE: usize = 4096;
 /// Pages per unit: 64 KiB.

@@ -30,8 +30,7 @@ use std::hint::black_box;
 use acomp::{Acomp, ZstdParams};
 use criterion::{Criterion, Throughput};
 
-#[path = "pages/file.rs"]
-mod page_file;
+use acomp_pages::file as page_file;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 const PAGE: usize = 4096;

@@ -45,7 +45,7 @@ impl Builder {
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
     /// pool's arena are kept for reuse, resident up to about a chunk of 2 MiB
-    /// ([`pool`](crate::pool)), and the entries
+    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)), and the entries
     /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
     /// the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {

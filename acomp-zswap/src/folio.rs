@@ -206,7 +206,7 @@ impl Zswap {
     /// # Errors
     ///
     /// As [`Zswap::load`], for the first page that fails ([`LoadError::NotFound`] where one
-    /// has no entry); `pages` is then unspecified.
+    /// has no entry, or would be past `u64::MAX`); `pages` is then unspecified.
     pub fn load_folio(&self, offset: u64, pages: &mut [Page]) -> Result<(), LoadError> {
         let n = pages.len();
         if n > 1 && offset.checked_add(n as u64 - 1).is_some() {
@@ -235,7 +235,10 @@ impl Zswap {
                 }
             }
         }
-        for (o, page) in (offset..).zip(pages.iter_mut()) {
+        // Not `offset..`: a run that ends at u64::MAX would step past it (a panic in a debug
+        // build, offset 0's page in a release build); past it no page has an entry.
+        for (k, page) in (0u64..).zip(pages.iter_mut()) {
+            let o = offset.checked_add(k).ok_or(LoadError::NotFound)?;
             self.load_kind(o, page)?;
         }
         Ok(())

@@ -124,7 +124,7 @@ impl Zswap {
     }
 
     /// The pool's own counters (backing pages cached, straddled reads).
-    pub fn pool_stats(&self) -> crate::pool::PoolStats {
+    pub fn pool_stats(&self) -> crate::PoolStats {
         self.pool.stats()
     }
 }

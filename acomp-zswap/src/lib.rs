@@ -34,9 +34,10 @@
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
 //!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
 //!   for reuse, about a chunk of 2 MiB, are not counted, as the kernel's free pages are not
-//!   zsmalloc's: see [`pool`], and `Zswap::pool_stats` with the `inspect` feature). At the budget a store writes back the coldest
-//!   entries to the device, in batches, until the pool is down to the accept threshold, and
-//!   admits the page. Coldness is zswap's: an LRU with a second chance for entries loaded
+//!   zsmalloc's: [`PoolStats::cached_pages`], which `Zswap::pool_stats` gives with the
+//!   `inspect` feature). At the budget a store writes back the coldest entries to the
+//!   device, in batches, until the pool is down to the accept threshold, and admits the
+//!   page. Coldness is zswap's: an LRU with a second chance for entries loaded
 //!   since they were last passed over. Without a device, or when the device fails, the
 //!   store is refused ([`StoreError`]) and the page stays with the caller, as
 //!   `zswap_store` returning false leaves it; the offset's old entry is invalidated. Once
@@ -116,7 +117,7 @@
 //! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
 //! the debugfs counters [`Stats`] is named after) and `mm/zsmalloc.c` (size classes 16 bytes
 //! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments,
-//! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
+//! compaction): the pool, `src/pool.rs`. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
 #![deny(missing_docs, unsafe_code)]
@@ -134,7 +135,13 @@ mod inspect;
 mod load;
 mod lru;
 mod outcome;
+// The zsmalloc-style pool is the tier's own; its tests and benches (the `test-hooks`
+// feature) read it: its size classes, its arena's constants, its allocator.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
 pub mod pool;
+#[cfg(not(feature = "test-hooks"))]
+mod pool;
 mod recompress;
 mod shrink;
 mod stats;
@@ -149,6 +156,7 @@ pub use outcome::{
     BuildError, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError,
     StoreKind,
 };
+pub use pool::PoolStats;
 pub use recompress::Recompressing;
 pub use shrink::WRITEBACK_BATCH;
 pub use stats::Stats;

@@ -57,6 +57,8 @@ mod class;
 mod compact;
 mod frame;
 
+// The tier uses `CHUNK_SIZE`; the crate's tests (`test-hooks`) read the other two.
+#[cfg_attr(not(feature = "test-hooks"), allow(unused_imports))]
 pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
@@ -172,16 +174,16 @@ pub struct PoolStats {
     /// Backing pages in zspages.
     pub pages: usize,
     /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
-    /// [`ARENA_HIGH_PAGES`], a chunk's worth, but for a chunk just mapped (see the module's
-    /// docs). Resident (the arena populates a chunk when it
+    /// the pool's `ARENA_HIGH_PAGES`, a chunk's worth (512 pages), but for a chunk just mapped
+    /// (see the pool's module docs, `src/pool.rs`). Resident (the arena populates a chunk when it
     /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
     /// `zs_get_total_pages`.
     pub cached_pages: usize,
     /// Free backing pages the arena has given back to the kernel (`MADV_DONTNEED`) but keeps
     /// mapped, in chunks still in use: not resident; taken after the resident ones.
     pub released_pages: usize,
-    /// Chunks of [`CHUNK_SIZE`] bytes mapped now: `pages + cached_pages + released_pages` is
-    /// `chunks * CHUNK_PAGES`.
+    /// Chunks of the arena's `CHUNK_SIZE` (2 MiB) mapped now: `pages + cached_pages +
+    /// released_pages` is `chunks * CHUNK_PAGES`.
     pub chunks: usize,
     /// Objects allocated.
     pub objects: usize,

@@ -1,5 +1,5 @@
-//! Property test: any sequence of operations on one thread, under a small budget with a
-//! device and recompression of idle entries, matches a map from offset to page.
+//! Property test: any sequence of operations on one thread, pages and folios, under a small
+//! budget with a device and recompression of idle entries, matches a map from offset to page.
 
 mod common;
 
@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use acomp::Acomp;
-use acomp_zswap::{LoadError, PAGE_SIZE, Zswap};
+use acomp_zswap::{LoadError, PAGE_SIZE, Page, StoreError, Zswap};
 use common::{MemDevice, check, page, within_budget};
 use proptest::prelude::*;
 
@@ -15,6 +15,10 @@ use proptest::prelude::*;
 enum Op {
     Store(u8),
     Fill(u8, u8),
+    /// A folio at `offset(o)` of 1 to 8 pages, cut at the end of the offset's run.
+    StoreFolio(u8, u8),
+    /// `load_folio` of the same shape.
+    LoadFolio(u8, u8),
     Load(u8),
     Take(u8),
     Invalidate(u8),
@@ -28,6 +32,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => any::<u8>().prop_map(Op::Store),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(o, v)| Op::Fill(o, v)),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(o, n)| Op::StoreFolio(o, n)),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(o, n)| Op::LoadFolio(o, n)),
         4 => any::<u8>().prop_map(Op::Load),
         1 => any::<u8>().prop_map(Op::Take),
         1 => any::<u8>().prop_map(Op::Invalidate),
@@ -38,9 +44,21 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Offsets spread over the whole u64 range.
+/// Offsets in 8 runs of 32 neighbours, the runs spread over the whole u64 range (the last
+/// ends at `u64::MAX`), so that folios of neighbouring offsets meet pages stored alone.
 fn offset(o: u8) -> u64 {
-    (o as u64).wrapping_mul(0x0101_0101_0101_0101) ^ ((o as u64) << 60)
+    let run = u64::from(o >> 5);
+    let base = if run == 7 {
+        u64::MAX - 31
+    } else {
+        run * (u64::MAX / 7)
+    };
+    base + u64::from(o & 31)
+}
+
+/// The pages of a folio op at `o`: 1 + `n` % 8 of them, not past the end of `o`'s run.
+fn folio_len(o: u8, n: u8) -> usize {
+    (1 + usize::from(n % 8)).min(32 - usize::from(o & 31))
 }
 
 proptest! {
@@ -68,6 +86,39 @@ proptest! {
                 Op::Fill(o, v) => {
                     z.store(offset(o), &[v; PAGE_SIZE]).unwrap();
                     model.insert(offset(o), [v; PAGE_SIZE]);
+                }
+                Op::StoreFolio(o, n) => {
+                    id += 1;
+                    let first = offset(o);
+                    // Not `first..`: the last run ends at u64::MAX, which `RangeFrom` passes.
+                    let offsets = (0..folio_len(o, n) as u64).map(|k| first + k);
+                    let pages: Vec<Page> = offsets.clone().map(|off| page(off, id)).collect();
+                    match z.store_folio(first, &pages) {
+                        Ok(_) => {
+                            for (off, p) in offsets.zip(&pages) {
+                                model.insert(off, *p);
+                            }
+                        }
+                        // Refused: the pages stay with the caller, the offsets' old entries go.
+                        Err(StoreError::PoolFull) => {
+                            for off in offsets {
+                                model.remove(&off);
+                            }
+                        }
+                        Err(e) => prop_assert!(false, "store_folio: {}", e),
+                    }
+                }
+                Op::LoadFolio(o, n) => {
+                    let first = offset(o);
+                    let mut pages: Vec<Page> = vec![[0; PAGE_SIZE]; folio_len(o, n)];
+                    let want: Option<Vec<Page>> = (0..pages.len() as u64)
+                        .map(|k| model.get(&(first + k)).copied())
+                        .collect();
+                    match (z.load_folio(first, &mut pages), want) {
+                        (Ok(()), Some(want)) => prop_assert!(pages == want),
+                        (Err(LoadError::NotFound), None) => {}
+                        (got, want) => prop_assert!(false, "{:?} against {:?}", got, want.is_some()),
+                    }
                 }
                 Op::Load(o) | Op::Take(o) => {
                     let take = matches!(op, Op::Take(_));

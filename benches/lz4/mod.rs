@@ -35,10 +35,20 @@ pub const VARIANTS: [&str; 6] = [
     ScanLibLz4::NAME,
 ];
 
-// liblz4's extState functions: acomp's own declaration (lz4-sys has none).
-#[path = "../../src/sys/lz4_extern.rs"]
-mod lz4_extern;
-use lz4_extern::{LZ4_compress_fast_extState, LZ4_sizeofState};
+// liblz4's extState functions (`lz4.h`, stable since 1.7), which lz4-sys does not declare:
+// the two that acomp's `src/sys.rs` calls, declared again here since a bench is a crate of its
+// own and acomp's `sys` is private.
+unsafe extern "C" {
+    fn LZ4_sizeofState() -> libc::c_int;
+    fn LZ4_compress_fast_extState(
+        state: *mut libc::c_void,
+        src: *const libc::c_char,
+        dst: *mut libc::c_char,
+        src_size: libc::c_int,
+        dst_capacity: libc::c_int,
+        acceleration: libc::c_int,
+    ) -> libc::c_int;
+}
 
 pub struct Lz4OneShot(pub Arc<Acomp>);
 

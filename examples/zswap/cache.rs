@@ -2,25 +2,23 @@
 //! fault-around swap-in would decode a folio into): a unit decoded for one page's fault
 //! serves the faults on its other pages without decoding again.
 //!
-//! It is keyed by the tier's folio id (`acomp_zswap::FolioInfo::id`): every folio stored
-//! takes a new id, so a cached copy of an older store can never match. A page invalidated or
+//! It is keyed by the tier's own description of a folio ([`FolioInfo`], whose `id` no other
+//! folio ever has), so a cached copy of an older store can never match. A page invalidated or
 //! stored again on its own is no longer served by its folio; `units::load_page_cached` asks
 //! the tier which folio serves the page (`Zswap::folio`) before asking the cache, so the
 //! cache never needs to hear of writes: what it holds is the content of one frame, which
 //! does not change while that folio lives.
+//!
+//! The tier keeps a decoded folio of its own per thread only where the algorithm has no range
+//! reads (lz4); a zstd folio's page loads are range reads, which decode up to the page. This
+//! cache is the fault-around caller's, which decodes a folio whole once whatever the
+//! algorithm (`Zswap::read_folio`, made for it).
 
-/// Which decoded unit an entry holds: the tier's folio (`acomp_zswap::FolioInfo`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
-    /// The offset of the folio's first page.
-    pub first: u64,
-    /// The folio's id (unique over all folios stored).
-    pub id: u64,
-}
+use acomp_zswap::FolioInfo;
 
 #[derive(Debug)]
 struct Entry {
-    key: Option<Key>,
+    key: Option<FolioInfo>,
     data: Box<[u8]>,
 }
 
@@ -57,31 +55,31 @@ impl UnitCache {
     }
 
     /// The decoded unit cached under `key`, counted as a hit.
-    pub fn get(&mut self, key: Key) -> Option<&[u8]> {
+    pub fn get(&mut self, key: FolioInfo) -> Option<&[u8]> {
         let e = self.entries.iter().find(|e| e.key == Some(key))?;
         self.hits += 1;
         Some(&e.data)
     }
 
-    /// Decodes a unit into the next entry with `decode` (given the entry's whole buffer) and
-    /// caches it under `key`; counted as a miss. Where `decode` fails the entry holds
-    /// nothing.
+    /// Decodes a unit into the next entry with `decode` (given the entry's whole buffer),
+    /// which says which folio it decoded, and caches it under that folio: not the one the
+    /// caller looked up, which a store may have replaced in between. Counted as a miss.
+    /// Where `decode` fails the entry holds nothing.
     ///
     /// # Errors
     ///
     /// `decode`'s.
     pub fn fill<E>(
         &mut self,
-        key: Key,
-        decode: impl FnOnce(&mut [u8]) -> Result<(), E>,
-    ) -> Result<&[u8], E> {
+        decode: impl FnOnce(&mut [u8]) -> Result<FolioInfo, E>,
+    ) -> Result<(FolioInfo, &[u8]), E> {
         self.misses += 1;
         let i = self.next;
         self.next = (self.next + 1) % self.entries.len();
         let e = &mut self.entries[i];
         e.key = None;
-        decode(&mut e.data)?;
+        let key = decode(&mut e.data)?;
         e.key = Some(key);
-        Ok(&e.data)
+        Ok((key, &e.data))
     }
 }

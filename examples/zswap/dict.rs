@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use acomp::{Acomp, Dictionary, ZstdParams};
+use acomp_zswap::same_filled;
 
 use crate::compare::{self, Row};
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
-use crate::zswap::Zswap;
+use crate::zswap;
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// The levels of the held-out comparison.
 pub const LEVELS: [i32; 3] = [1, 3, 8];
@@ -26,20 +27,16 @@ pub struct Trained {
     pub held_out_from: usize,
 }
 
-/// Whether a page is one value repeated: zswap keeps such a page as its value, so it is no
-/// sample.
-fn same_filled(page: &[u8]) -> bool {
-    page.chunks_exact(8).all(|w| w == &page[..8])
-}
-
 /// Trains a dictionary of at most `max_bytes` from every `every`-th page of the first half
 /// of `input` (same-filled pages left out).
 pub fn train(input: &Input, every: usize, max_bytes: usize) -> Result<Trained, acomp::Error> {
     let half = input.len() / 2;
     let samples: Vec<&[u8]> = (0..half)
         .step_by(every.max(1))
-        .map(|i| &input.page(i)[..])
-        .filter(|p| !same_filled(p))
+        .map(|i| input.page(i))
+        // zswap keeps a same-filled page as its value: no sample.
+        .filter(|p| same_filled(p).is_none())
+        .map(|p| &p[..])
         .collect();
     let start = Instant::now();
     let dict = Dictionary::train(&samples, max_bytes)?;
@@ -110,7 +107,7 @@ pub fn held_out_rows(held: &Input, t: &Trained) -> Result<Vec<Row>, acomp::Error
                 "held-out L{level}{}",
                 if dict.is_some() { " +dict" } else { "" }
             );
-            let zswap = Zswap::new(transform(level, dict)?, None);
+            let zswap = zswap::tier(transform(level, dict)?, None);
             let mut row = compare::acomp_row(&name, &zswap, held);
             // Not a configuration of the side-by-side table: no goal line.
             row.kind = "acomp held-out".into();

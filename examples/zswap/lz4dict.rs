@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use libc::{c_char, c_int, c_void};
 
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// The most of a dictionary an lz4 block can reach: offsets are 16 bits.
 const LZ4_DICT_MAX: usize = 64 << 10;
@@ -18,15 +18,17 @@ const LZ4_DICT_MAX: usize = 64 << 10;
 /// Passes over the pages, each way: the report takes the median.
 const PASSES: usize = 3;
 
-// liblz4's extState functions, declared once for acomp, its benches and this file.
-#[path = "../../src/sys/lz4_extern.rs"]
-mod lz4_extern;
-use lz4_extern::{LZ4_compress_fast_extState, LZ4_sizeofState};
-
-// liblz4's streaming API (`lz4.h`, stable since 1.10.0 for `LZ4_attach_dictionary`), built
-// and linked by lz4-sys, which does not declare these; only this file uses them.
+// liblz4's functions this file calls that lz4-sys does not declare (`lz4.h`: the extState
+// function stable since 1.7, the streaming API since 1.10.0 for `LZ4_attach_dictionary`).
 unsafe extern "C" {
-    fn LZ4_initStream(buffer: *mut c_void, size: usize) -> *mut c_void;
+    fn LZ4_compress_fast_extState(
+        state: *mut c_void,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        acceleration: c_int,
+    ) -> c_int;
     fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
     fn LZ4_resetStream_fast(stream: *mut c_void);
     fn LZ4_attach_dictionary(working: *mut c_void, dictionary: *const c_void);
@@ -48,23 +50,27 @@ unsafe extern "C" {
     ) -> c_int;
 }
 
-/// An `LZ4_stream_t` in memory of its own, 8-byte aligned.
-struct Stream(Vec<u64>);
+/// An `LZ4_stream_t` that liblz4 allocated and initialised (`LZ4_createStream`): a stream
+/// for the streaming API, and `sizeof(LZ4_stream_t)` bytes of state for the extState call.
+struct Stream(*mut lz4_sys::LZ4StreamEncode);
 
 impl Stream {
     fn new() -> Stream {
-        // SAFETY: `LZ4_sizeofState` returns a constant and touches no memory.
-        let bytes = usize::try_from(unsafe { LZ4_sizeofState() }).expect("a positive size");
-        let mut words = vec![0u64; bytes.div_ceil(8)];
-        // SAFETY: `words` is valid for writes of at least `bytes` bytes and 8-byte aligned,
-        // as `LZ4_stream_t` needs; liblz4 keeps no pointer to it.
-        let stream = unsafe { LZ4_initStream(words.as_mut_ptr().cast(), bytes) };
-        assert!(!stream.is_null(), "LZ4_initStream refused the buffer");
-        Stream(words)
+        // SAFETY: `LZ4_createStream` allocates and initialises a stream, or returns null.
+        let stream = unsafe { lz4_sys::LZ4_createStream() };
+        assert!(!stream.is_null(), "LZ4_createStream: out of memory");
+        Stream(stream)
     }
 
     fn ptr(&mut self) -> *mut c_void {
-        self.0.as_mut_ptr().cast()
+        self.0.cast()
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: the stream came from `LZ4_createStream` and is freed once, here.
+        unsafe { lz4_sys::LZ4_freeStream(self.0) };
     }
 }
 
@@ -85,8 +91,9 @@ pub fn trial(held: &Input, dict: &[u8]) -> Trial {
     let dict = &dict[dict.len().saturating_sub(LZ4_DICT_MAX)..];
     let dict_len = c_int::try_from(dict.len()).expect("at most 64 KiB");
     let pages: Vec<&[u8]> = (0..held.len())
-        .map(|i| &held.page(i)[..])
-        .filter(|p| !p.chunks_exact(8).all(|w| w == &p[..8]))
+        .map(|i| held.page(i))
+        .filter(|p| acomp_zswap::same_filled(p).is_none())
+        .map(|p| &p[..])
         .collect();
     let mut dict_stream = Stream::new();
     // SAFETY: `dict_stream` is an initialised stream; `dict` is valid for reads of
@@ -125,7 +132,7 @@ pub fn trial(held: &Input, dict: &[u8]) -> Trial {
                         )
                     }
                 } else {
-                    // SAFETY: `work` is a state of `LZ4_sizeofState` bytes, which
+                    // SAFETY: `work` is an `LZ4_stream_t`, `LZ4_sizeofState` bytes, which
                     // liblz4 resets first; the buffers as above.
                     unsafe {
                         LZ4_compress_fast_extState(

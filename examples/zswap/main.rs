@@ -23,11 +23,10 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use zswap_main::input::Input;
-use zswap_main::zswap::Zswap;
+use acomp_pages::input::{self, Input};
+use acomp_pages::snapshot;
 use zswap_main::{
-    compare, dict, input, lz4dict, patterns, plot, pool, recomp, report, snapshot, tiered, units,
-    workload, zram,
+    compare, dict, lz4dict, patterns, plot, recomp, report, tiered, units, workload, zram, zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -237,7 +236,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     };
     let progress = (input.file_len() > PROGRESS_MIN_BYTES)
         .then(|| progress_bar("{msg:>20} [{bar:40}] {pos}/{len} pages ({eta})"));
-    let zswap = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
+    let zswap = zswap::tier(acomp::Acomp::with_zstd(params.clone())?, None);
     let opts = workload::Options {
         threads,
         seed: args.seed,
@@ -263,15 +262,15 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
 
     // The side-by-side table: acomp on one thread, then zram, on the same pages.
-    let fresh = Zswap::new(acomp::Acomp::with_zstd(params.clone())?, None);
+    let fresh = zswap::tier(acomp::Acomp::with_zstd(params.clone())?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
     for alg in &args.alg {
-        let other = Zswap::new(acomp::Acomp::new(alg)?, None);
+        let other = zswap::tier(acomp::Acomp::new(alg)?, None);
         rows.push(compare::acomp_row(&format!("acomp {alg}"), &other, &input));
     }
     if args.early_rejection {
-        let probed = Zswap::new(
+        let probed = zswap::tier(
             acomp::Acomp::with_zstd(params.clone().early_rejection(true))?,
             None,
         );
@@ -309,7 +308,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let trained = dict::train(&input, every, args.dict_size)?;
         println!();
         println!("{}", dict::describe(&trained, every));
-        let with = Zswap::new(dict::transform(args.level, Some(&trained.dict))?, None);
+        let with = zswap::tier(dict::transform(args.level, Some(&trained.dict))?, None);
         let name = format!("acomp L{} +dict", args.level);
         rows.push(compare::acomp_row(&name, &with, &input));
         let stats = with.acomp().stats().to_string();
@@ -373,7 +372,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
-            page_size_bytes: pool::PAGE_SIZE as u64,
+            page_size_bytes: acomp_zswap::PAGE_SIZE as u64,
             zram_unavailable,
             configurations: &rows,
         };

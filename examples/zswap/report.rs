@@ -1,22 +1,18 @@
 //! What the example prints: a summary at a glance, then zswap's counters (as its debugfs
 //! names them), latencies beside raw zstd-safe's, throughput and acomp's request paths.
 
-use hdrhistogram::Histogram;
-
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
+use crate::measure::{Latency, us};
 use crate::workload::{Phase, Raw, Report};
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
-fn p(h: &Histogram<u64>, q: f64) -> String {
+/// Quantile `q` of `h` in µs, or `-` where nothing was timed.
+fn p(h: &Latency, q: f64) -> String {
     if h.is_empty() {
         "-".into()
     } else {
-        micros(h.value_at_quantile(q))
+        format!("{:.2}", us(h, q))
     }
-}
-
-fn micros(ns: u64) -> String {
-    format!("{:.2}", ns as f64 / 1000.0)
 }
 
 fn mib(bytes: f64) -> String {
@@ -24,7 +20,7 @@ fn mib(bytes: f64) -> String {
 }
 
 /// `a`'s p50 over `b`'s, and the smaller sample count, if both have values.
-fn ratio(a: &Histogram<u64>, b: &Histogram<u64>) -> Option<(f64, u64)> {
+fn ratio(a: &Latency, b: &Latency) -> Option<(f64, u64)> {
     (!a.is_empty() && !b.is_empty()).then(|| {
         (
             a.value_at_quantile(0.5) as f64 / b.value_at_quantile(0.5) as f64,
@@ -51,7 +47,7 @@ fn raws(r: &Report) -> Vec<&Raw> {
     }
 }
 
-fn row(name: &str, h: &Histogram<u64>) {
+fn row(name: &str, h: &Latency) {
     println!(
         "  {name:<40} {:>9} {:>9} {:>9}",
         p(h, 0.5),
@@ -86,8 +82,8 @@ pub fn summary(input: &Input, level: i32, r: &Report) {
          {} incompressible kept as they are)",
         mib(s.pool.total_size() as f64),
         original / s.pool.total_size().max(1) as f64,
-        s.same_filled_pages,
-        s.stored_incompressible_pages
+        s.stats.same_filled_pages,
+        s.stats.stored_incompressible_pages
     );
     println!(
         "  speed     store {}/s, load {}/s (random order), {} threads, wall clock",
@@ -126,33 +122,42 @@ pub fn print(input: &Input, r: &Report) {
     println!("counters (as zswap's debugfs names them)  stored    churned");
     let (s, c) = (&r.stored, &r.churned);
     let counter = |name: &str, a: u64, b: u64| println!("  {name:<34} {a:>12} {b:>10}");
-    counter("stored_pages", s.stored_pages, c.stored_pages);
+    counter("stored_pages", s.stats.stored_pages, c.stats.stored_pages);
     counter(
         "same_filled_pages",
-        s.same_filled_pages,
-        c.same_filled_pages,
+        s.stats.same_filled_pages,
+        c.stats.same_filled_pages,
     );
     counter(
         "stored_incompressible_pages",
-        s.stored_incompressible_pages,
-        c.stored_incompressible_pages,
+        s.stats.stored_incompressible_pages,
+        c.stats.stored_incompressible_pages,
     );
     counter(
         "reject_compress_poor",
-        s.reject_compress_poor,
-        c.reject_compress_poor,
+        s.stats.reject_compress_poor,
+        c.stats.reject_compress_poor,
     );
     counter(
         "reject_compress_fail",
-        s.reject_compress_fail,
-        c.reject_compress_fail,
+        s.stats.reject_compress_fail,
+        c.stats.reject_compress_fail,
     );
     counter(
-        "reject_alloc_fail",
-        s.reject_alloc_fail,
-        c.reject_alloc_fail,
+        "pool_limit_hit",
+        s.stats.pool_limit_hit,
+        c.stats.pool_limit_hit,
     );
-    counter("decompress_fail", s.decompress_fail, c.decompress_fail);
+    counter(
+        "reject_reclaim_fail",
+        s.stats.reject_reclaim_fail,
+        c.stats.reject_reclaim_fail,
+    );
+    counter(
+        "decompress_fail",
+        s.stats.decompress_fail,
+        c.stats.decompress_fail,
+    );
     counter(
         "pool_total_size (bytes)",
         s.pool.total_size() as u64,
@@ -162,8 +167,8 @@ pub fn print(input: &Input, r: &Report) {
     counter("  objects", s.pool.objects as u64, c.pool.objects as u64);
     counter(
         "  object bytes (frames, pages)",
-        s.stored_bytes,
-        c.stored_bytes,
+        s.stats.stored_bytes,
+        c.stats.stored_bytes,
     );
     counter("original bytes", original, original);
     let ratio_of = |pool: usize| original as f64 / pool.max(1) as f64;
@@ -176,16 +181,16 @@ pub fn print(input: &Input, r: &Report) {
     println!(
         "  {:<34} {:>11.2}x {:>9.2}x",
         "frame ratio (original/objects)",
-        original as f64 / s.stored_bytes.max(1) as f64,
-        original as f64 / c.stored_bytes.max(1) as f64
+        original as f64 / s.stats.stored_bytes.max(1) as f64,
+        original as f64 / c.stats.stored_bytes.max(1) as f64
     );
     println!(
         "  {:<34} {:>11.1}% {:>9.1}%",
         "pool packing (object bytes/pool)",
-        100.0 * s.stored_bytes as f64 / s.pool.total_size().max(1) as f64,
-        100.0 * c.stored_bytes as f64 / c.pool.total_size().max(1) as f64
+        100.0 * s.stats.stored_bytes as f64 / s.pool.total_size().max(1) as f64,
+        100.0 * c.stats.stored_bytes as f64 / c.pool.total_size().max(1) as f64
     );
-    if s.stored_bytes * 2 < s.pool.total_size() as u64 {
+    if s.stats.stored_bytes * 2 < s.pool.total_size() as u64 {
         println!(
             "  (few objects per size class: most zspages are part empty, as in zsmalloc; \
              a larger --input shows the ratio a full pool reaches)"

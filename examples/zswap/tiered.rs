@@ -11,7 +11,9 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::input::Input;
+use acomp_pages::input::Input;
+
+use crate::measure::{Latency, latency, timed, us};
 
 /// Parses a size in bytes: a number, with an optional `K`, `M` or `G` (powers of 1024).
 ///
@@ -54,10 +56,10 @@ pub struct TierRun {
     pub refused: u64,
     /// Counters after the stores.
     pub stats: Stats,
-    /// Load latencies in nanoseconds, sorted: from memory, from the device.
-    pub memory_ns: Vec<u64>,
+    /// Load latencies in nanoseconds: from memory, from the device.
+    pub memory_ns: Latency,
     /// As `memory_ns`, from the device.
-    pub device_ns: Vec<u64>,
+    pub device_ns: Latency,
     /// Loads that failed or gave other bytes than stored (each a failure).
     pub failed: Vec<String>,
 }
@@ -129,22 +131,20 @@ pub fn run(
     let stats = z.stats();
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut StdRng::seed_from_u64(seed));
-    let (mut memory_ns, mut device_ns, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut memory_ns, mut device_ns, mut failed) = (latency(), latency(), Vec::new());
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (z, order) = (&z, &order);
                 s.spawn(move || {
-                    let (mut mem, mut dev, mut bad) = (Vec::new(), Vec::new(), Vec::new());
+                    let (mut mem, mut dev, mut bad) = (latency(), latency(), Vec::new());
                     let mut out = [0u8; PAGE_SIZE];
                     for &i in order.iter().skip(t).step_by(threads) {
-                        let start = Instant::now();
-                        let res = z.load_kind(i as u64, &mut out);
-                        let ns = start.elapsed().as_nanos() as u64;
+                        let (res, ns) = timed(|| z.load_kind(i as u64, &mut out));
                         match res {
                             Ok(kind) if out == *input.page(i) => match kind {
-                                LoadKind::Device => dev.push(ns),
-                                _ => mem.push(ns),
+                                LoadKind::Device => dev.saturating_record(ns),
+                                _ => mem.saturating_record(ns),
                             },
                             Ok(_) => bad.push(format!("page {i}: other bytes than stored")),
                             // A page refused at store time is the caller's, as zswap's.
@@ -158,19 +158,18 @@ pub fn run(
             .collect();
         for h in handles {
             let (m, d, b) = h.join().expect("a load thread");
-            memory_ns.extend(m);
-            device_ns.extend(d);
+            memory_ns.add(&m).expect("same bounds");
+            device_ns.add(&d).expect("same bounds");
             failed.extend(b);
         }
     });
-    if memory_ns.len() + device_ns.len() + refused as usize != n && failed.is_empty() {
+    let loaded = (memory_ns.len() + device_ns.len()) as usize;
+    if loaded + refused as usize != n && failed.is_empty() {
         failed.push(format!(
             "{} pages neither loaded nor refused",
-            n - memory_ns.len() - device_ns.len() - refused as usize
+            n - loaded - refused as usize
         ));
     }
-    memory_ns.sort_unstable();
-    device_ns.sort_unstable();
     Ok(TierRun {
         pages: n,
         budget,
@@ -190,12 +189,12 @@ fn mib(bytes: f64) -> f64 {
     bytes / (1 << 20) as f64
 }
 
-fn us(sorted: &[u64], p: f64) -> String {
-    if sorted.is_empty() {
+/// Quantile `q` of `h` as `12.3 us`, or `-` where nothing was timed.
+fn us_text(h: &Latency, q: f64) -> String {
+    if h.is_empty() {
         return "-".into();
     }
-    let v = sorted[((sorted.len() - 1) as f64 * p).round() as usize];
-    format!("{:.1} us", v as f64 / 1000.0)
+    format!("{:.1} us", us(h, q))
 }
 
 /// Prints the run.
@@ -241,14 +240,14 @@ pub fn print(r: &TierRun, label: &str) {
     println!(
         "    from memory {:>8} pages   p50 {:>9}   p99 {:>9}",
         r.memory_ns.len(),
-        us(&r.memory_ns, 0.5),
-        us(&r.memory_ns, 0.99)
+        us_text(&r.memory_ns, 0.5),
+        us_text(&r.memory_ns, 0.99)
     );
     println!(
         "    from device {:>8} pages   p50 {:>9}   p99 {:>9}",
         r.device_ns.len(),
-        us(&r.device_ns, 0.5),
-        us(&r.device_ns, 0.99)
+        us_text(&r.device_ns, 0.5),
+        us_text(&r.device_ns, 0.99)
     );
     for f in r.failed.iter().take(10) {
         println!("  FAILED: {f}");

@@ -20,20 +20,20 @@
 //!   page of its unit has left it. Those pages, left but still held, are counted with the
 //!   frames' bytes that hold them (`held_folio_pages`, `held_folio_bytes`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acomp::{Acomp, Lz4Params, ZstdParams};
 use acomp_zswap::{LoadError, Stats, Zswap};
-use hdrhistogram::Histogram;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::cache::{Key, UnitCache};
+use crate::cache::UnitCache;
 use crate::compare::Row;
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
-use crate::zswap::Page;
+use crate::measure::{Calls, mib_s, thread_cpu, us};
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
+use acomp_zswap::Page;
 
 /// Most pages in a unit: 256 KiB, the tier's largest folio.
 pub const MAX_UNIT_PAGES: usize = acomp_zswap::MAX_FOLIO_PAGES;
@@ -78,19 +78,6 @@ pub fn parse_unit(s: &str) -> Result<usize, String> {
     Ok(pages)
 }
 
-/// A tier for units on `tfm`, without a budget (the units table measures memory, not
-/// writeback).
-///
-/// # Panics
-///
-/// Never: the budget is a page or more and the threshold the default.
-pub fn tier(tfm: Acomp) -> Zswap {
-    Zswap::builder(tfm)
-        .max_pool_bytes(u64::MAX)
-        .build()
-        .expect("a budget of a page or more")
-}
-
 /// Loads the page at `offset` through `cache` (the loading thread's): a page a folio's
 /// frame serves is copied out of the decoded folio, which is decoded whole into the cache
 /// where it is not there (a fault-around swap-in: the folio's other pages follow). Pages
@@ -109,22 +96,16 @@ pub fn load_page_cached(
     let Some(folio) = tier.folio(offset) else {
         return tier.load(offset, out);
     };
-    let key = Key {
-        first: folio.first,
-        id: folio.id,
-    };
     let at = (offset - folio.first) as usize * PAGE_SIZE..;
-    if let Some(data) = cache.get(key) {
+    if let Some(data) = cache.get(folio) {
         out.copy_from_slice(&data[at][..PAGE_SIZE]);
         return Ok(());
     }
-    let mut got = None;
-    let data = cache.fill(key, |buf| {
+    let (got, data) = cache.fill(|buf| {
         let (pages, _) = buf.as_chunks_mut::<PAGE_SIZE>();
-        got = Some(tier.read_folio(offset, pages)?);
-        Ok::<_, LoadError>(())
+        tier.read_folio(offset, pages)
     })?;
-    if got != Some(folio) {
+    if got != folio {
         // Stored again between the two calls: what serves the page now.
         return tier.load(offset, out);
     }
@@ -136,24 +117,6 @@ pub fn load_page_cached(
 pub fn frames(s: &Stats) -> u64 {
     let alone = s.stored_pages - s.folio_pages;
     s.stored_folios + alone - s.same_filled_pages - s.stored_incompressible_pages
-}
-
-/// The CPU time this thread has used.
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY:
-    // - `ts` is a valid, writable timespec for the call's duration;
-    // - CLOCK_THREAD_CPUTIME_ID exists on every Linux this example runs on.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-fn latency() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
 }
 
 /// What a unit is compressed with.
@@ -276,15 +239,14 @@ pub fn configs(unit_pages: &[usize], levels: &[i32], blocks: &[u32], lz4: bool) 
     out
 }
 
-/// Loads of one pattern: the time in the calls and their latencies (per call).
-#[derive(Debug, Clone)]
-pub struct Loads {
-    /// Time in the load calls.
-    pub time: Duration,
+/// One pass of timed calls (the stores, or the loads of one pattern): the time in the
+/// calls, their latencies (per call), and the thread CPU time of the whole pass.
+#[derive(Debug, Clone, Default)]
+pub struct Pass {
+    /// The load calls.
+    pub calls: Calls,
     /// Thread CPU time of the pass (the check of the bytes included).
     pub cpu: Duration,
-    /// Latency of each call.
-    pub lat: Histogram<u64>,
 }
 
 /// One configuration measured on one thread: every unit stored in order, then loaded in
@@ -301,19 +263,15 @@ pub struct UnitRun {
     pub units: usize,
     /// Counters with every unit stored.
     pub stored: Stats,
-    /// Thread CPU time of the store pass, and its wall time in the store calls.
-    pub store_cpu: Duration,
-    /// See `store_cpu`.
-    pub store_time: Duration,
-    /// Latency of each store call (a unit).
-    pub store_lat: Histogram<u64>,
+    /// The store calls (a unit each) and the thread CPU time of their pass.
+    pub store: Pass,
     /// Pattern 3: single pages in random order (a page fault each), range reads.
-    pub single: Loads,
+    pub single: Pass,
     /// Pattern 1: whole units in random unit order (large-folio swap-in), a call per unit.
-    pub folio: Loads,
+    pub folio: Pass,
     /// Pattern 2: units in random order, the pages of each in address order, a call per
     /// page through a per-thread cache of decoded units (fault-around).
-    pub around: Loads,
+    pub around: Pass,
     /// Pattern 2's cache: loads served from it, and units decoded into it.
     pub cache_hits: u64,
     /// See `cache_hits`.
@@ -349,27 +307,25 @@ pub const CACHE_ENTRIES: usize = 2;
 /// Where acomp refuses the parameters.
 pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, acomp::Error> {
     let unit_pages = config.unit_pages;
-    let store = tier(config.transform()?);
+    // No budget: the units table measures memory, not writeback.
+    let store = crate::zswap::tier(config.transform()?, None);
     let n = input.len();
     let units = n.div_ceil(unit_pages);
     let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
-    let mut store_lat = latency();
-    let mut store_time = Duration::ZERO;
+    let mut stores = Pass::default();
     let cpu = thread_cpu();
     for u in 0..units {
         let (pages, _) = input
             .pages(u * unit_pages, unit_len(u))
             .as_chunks::<PAGE_SIZE>();
-        let start = Instant::now();
-        let res = store.store_folio((u * unit_pages) as u64, pages);
-        let t = start.elapsed();
-        store_time += t;
-        store_lat.saturating_record(t.as_nanos() as u64);
+        let res = stores
+            .calls
+            .time(|| store.store_folio((u * unit_pages) as u64, pages));
         if let Err(e) = res {
             eprintln!("zswap: {}: store of unit {u}: {e}", config.name());
         }
     }
-    let store_cpu = thread_cpu() - cpu;
+    stores.cpu = thread_cpu() - cpu;
     let stored = store.stats();
     let mut rng = StdRng::seed_from_u64(seed);
 
@@ -378,19 +334,11 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut rng);
     let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
-    let mut single = Loads {
-        time: Duration::ZERO,
-        cpu: Duration::ZERO,
-        lat: latency(),
-    };
+    let mut single = Pass::default();
     let cpu = thread_cpu();
     for &i in &order {
         page[0] = !input.page(i)[0];
-        let start = Instant::now();
-        let res = store.load(i as u64, &mut page);
-        let t = start.elapsed();
-        single.time += t;
-        single.lat.saturating_record(t.as_nanos() as u64);
+        let res = single.calls.time(|| store.load(i as u64, &mut page));
         ok[i] &= res.is_ok() && *page == *input.page(i);
     }
     single.cpu = thread_cpu() - cpu;
@@ -399,20 +347,14 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     let mut unit_order: Vec<usize> = (0..units).collect();
     unit_order.shuffle(&mut rng);
     let mut buf: Vec<Page> = vec![[0; PAGE_SIZE]; unit_pages];
-    let mut folio = Loads {
-        time: Duration::ZERO,
-        cpu: Duration::ZERO,
-        lat: latency(),
-    };
+    let mut folio = Pass::default();
     let cpu = thread_cpu();
     for &u in &unit_order {
         let want = input.pages(u * unit_pages, unit_len(u));
         buf[0][0] = !want[0];
-        let start = Instant::now();
-        let res = store.load_folio((u * unit_pages) as u64, &mut buf[..unit_len(u)]);
-        let t = start.elapsed();
-        folio.time += t;
-        folio.lat.saturating_record(t.as_nanos() as u64);
+        let res = folio
+            .calls
+            .time(|| store.load_folio((u * unit_pages) as u64, &mut buf[..unit_len(u)]));
         let right = res.is_ok() && buf[..unit_len(u)].as_flattened() == want;
         for o in &mut ok[u * unit_pages..u * unit_pages + unit_len(u)] {
             *o &= right;
@@ -423,21 +365,15 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
     // Pattern 2: units in random order, pages in address order, through the cache.
     unit_order.shuffle(&mut rng);
     let mut cache = UnitCache::new(CACHE_ENTRIES, unit_pages * PAGE_SIZE);
-    let mut around = Loads {
-        time: Duration::ZERO,
-        cpu: Duration::ZERO,
-        lat: latency(),
-    };
+    let mut around = Pass::default();
     let cpu = thread_cpu();
     for &u in &unit_order {
         let first = u * unit_pages;
         for (i, o) in (first..).zip(&mut ok[first..first + unit_len(u)]) {
             page[0] = !input.page(i)[0];
-            let start = Instant::now();
-            let res = load_page_cached(&store, i as u64, &mut page, &mut cache);
-            let t = start.elapsed();
-            around.time += t;
-            around.lat.saturating_record(t.as_nanos() as u64);
+            let res = around
+                .calls
+                .time(|| load_page_cached(&store, i as u64, &mut page, &mut cache));
             *o &= res.is_ok() && *page == *input.page(i);
         }
     }
@@ -491,9 +427,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         pages: n,
         units,
         stored,
-        store_cpu,
-        store_time,
-        store_lat,
+        store: stores,
         single,
         folio,
         around,
@@ -503,14 +437,6 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         pool_pages_at_end: store.stats().pool_total_size / PAGE_SIZE as u64,
         verified_pages: ok.iter().filter(|&&o| o).count(),
     })
-}
-
-fn us(h: &Histogram<u64>, q: f64) -> f64 {
-    h.value_at_quantile(q) as f64 / 1000.0
-}
-
-fn mib_s(bytes: u64, time: Duration) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0) / time.as_secs_f64().max(1e-9)
 }
 
 impl UnitRun {
@@ -530,7 +456,7 @@ impl UnitRun {
 
     /// Store CPU per page in µs.
     pub fn store_cpu_us(&self) -> f64 {
-        self.per_page_us(self.store_cpu)
+        self.per_page_us(self.store.cpu)
     }
 
     /// CPU time per page of the whole-unit load pass in µs: less noisy than the time in
@@ -544,9 +470,9 @@ impl UnitRun {
     pub fn load_mib_s(&self) -> [f64; 3] {
         let original = (self.pages * PAGE_SIZE) as u64;
         [
-            mib_s(original, self.folio.time),
-            mib_s(original, self.around.time),
-            mib_s(original, self.single.time),
+            mib_s(original, self.folio.calls.time),
+            mib_s(original, self.around.calls.time),
+            mib_s(original, self.single.calls.time),
         ]
     }
 
@@ -568,12 +494,12 @@ impl UnitRun {
             ratio: original as f64 / memory.max(1) as f64,
             threads: 1,
             request_bytes: (self.unit_pages * PAGE_SIZE) as u64,
-            store_mib_s: mib_s(original, self.store_time),
+            store_mib_s: mib_s(original, self.store.calls.time),
             load_mib_s: folio,
-            store_p50_us: Some(us(&self.store_lat, 0.5)),
-            store_p99_us: Some(us(&self.store_lat, 0.99)),
-            load_p50_us: Some(us(&self.single.lat, 0.5)),
-            load_p99_us: Some(us(&self.single.lat, 0.99)),
+            store_p50_us: Some(us(&self.store.calls.lat, 0.5)),
+            store_p99_us: Some(us(&self.store.calls.lat, 0.99)),
+            load_p50_us: Some(us(&self.single.calls.lat, 0.5)),
+            load_p99_us: Some(us(&self.single.calls.lat, 0.99)),
             verified_pages: self.verified_pages as u64,
             memory_vs_lzo_rle: None,
             store_vs_lzo_rle: None,
@@ -660,9 +586,12 @@ pub fn print(runs: &[UnitRun]) {
             ratio(r.store_cpu_us(), base.map(UnitRun::store_cpu_us)),
             r.unit_load_us(),
             ratio(r.unit_load_us(), base.map(UnitRun::unit_load_us)),
-            us(&r.single.lat, 0.5),
-            us(&r.single.lat, 0.99),
-            ratio(us(&r.single.lat, 0.5), base.map(|b| us(&b.single.lat, 0.5))),
+            us(&r.single.calls.lat, 0.5),
+            us(&r.single.calls.lat, 0.99),
+            ratio(
+                us(&r.single.calls.lat, 0.5),
+                base.map(|b| us(&b.single.calls.lat, 0.5))
+            ),
             r.half.held_folio_pages,
             r.half.held_folio_bytes
         );
@@ -722,7 +651,7 @@ pub fn print(runs: &[UnitRun]) {
         let m = r.stored.pool_total_size as f64 / base.stored.pool_total_size.max(1) as f64;
         let s = r.store_cpu_us() / base.store_cpu_us();
         let l = r.unit_load_us() / base.unit_load_us();
-        let p = us(&r.single.lat, 0.5) / us(&base.single.lat, 0.5);
+        let p = us(&r.single.calls.lat, 0.5) / us(&base.single.calls.lat, 0.5);
         let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
         let targets = if r.unit_pages == 16 {
             "targets"
@@ -738,7 +667,7 @@ pub fn print(runs: &[UnitRun]) {
             mark(s <= TARGET_STORE_CPU),
             mark(l <= TARGET_UNIT_LOAD),
             mark(p <= TARGET_PAGE_LOAD_P50),
-            us(&r.single.lat, 0.99)
+            us(&r.single.calls.lat, 0.99)
         );
     }
 }

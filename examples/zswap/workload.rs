@@ -6,16 +6,17 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use zstd_safe::{CCtx, CParameter, DCtx};
 
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
-use crate::zswap::{Counters, LoadError, LoadKind, Page, Reject, StoreKind, Zswap, same_filled};
+use crate::measure::{Latency, latency, timed};
+use crate::zswap::{Counters, counters};
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
+use acomp_zswap::{LoadError, LoadKind, Page, StoreError, StoreKind, Zswap, same_filled};
 
 /// How to run the workload.
 #[derive(Debug, Clone)]
@@ -28,13 +29,6 @@ pub struct Options {
     pub level: i32,
     /// Shows each phase's progress.
     pub progress: Option<ProgressBar>,
-}
-
-/// Latencies in nanoseconds.
-pub type Latency = Histogram<u64>;
-
-fn latency() -> Latency {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
 }
 
 /// A phase's wall time and the pages it went through.
@@ -72,7 +66,7 @@ pub struct Raw {
 #[derive(Debug)]
 pub enum Failure {
     /// The store was refused.
-    Store(u64, Reject),
+    Store(u64, StoreError),
     /// The load failed.
     Load(u64, LoadError),
     /// The load gave other bytes than were stored.
@@ -199,12 +193,6 @@ fn merge(hists: impl IntoIterator<Item = Latency>) -> Latency {
     all
 }
 
-fn time<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    let start = Instant::now();
-    let r = f();
-    (r, start.elapsed().as_nanos() as u64)
-}
-
 struct Progress<'a>(Option<&'a ProgressBar>);
 
 impl Progress<'_> {
@@ -251,7 +239,7 @@ fn raw_baseline(
         for (done, &i) in share.iter().enumerate() {
             let page = input.page(i);
             if same_filled(page).is_none() {
-                let (res, ns) = time(|| cctx.compress2(&mut dst[..], page));
+                let (res, ns) = timed(|| cctx.compress2(&mut dst[..], page));
                 let frame = res
                     .ok()
                     .filter(|&n| n < PAGE_SIZE)
@@ -275,7 +263,7 @@ fn raw_baseline(
         let mut out = Vec::with_capacity(share.len());
         for (done, &i) in share.iter().enumerate() {
             if let Some(frame) = &frames[i] {
-                let (res, ns) = time(|| dctx.decompress(&mut page[..], frame));
+                let (res, ns) = timed(|| dctx.decompress(&mut page[..], frame));
                 assert_eq!(res, Ok(PAGE_SIZE), "raw zstd round trip of page {i}");
                 out.push((i, ns));
             }
@@ -335,7 +323,7 @@ fn store_pass(
     let mut hists = [latency(), latency(), latency()];
     let mut kinds = Vec::with_capacity(share.len());
     for (done, &i) in share.iter().enumerate() {
-        let (res, ns) = time(|| zswap.store(i as u64, input.page(i)));
+        let (res, ns) = timed(|| zswap.store_kind(i as u64, input.page(i)));
         match res {
             Ok(kind) => {
                 match kind {
@@ -368,7 +356,7 @@ fn load_pass(
     for (done, &i) in share.iter().enumerate() {
         // A stale page must not pass for a loaded one.
         page[0] = !input.page(i)[0];
-        let (res, ns) = time(|| zswap.load(i as u64, &mut page));
+        let (res, ns) = timed(|| zswap.load_kind(i as u64, &mut page));
         match res {
             Ok(kind) => {
                 let slot = match kind {
@@ -431,7 +419,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         }
     }
     let [store_compressed, store_incompressible, store_all] = hists.map(merge);
-    let stored = zswap.counters();
+    let stored = counters(zswap);
 
     progress.phase("load and verify", n);
     let before = zswap.acomp().stats();
@@ -477,7 +465,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         pages: half.len() as u64,
         wall,
     };
-    let churned = zswap.counters();
+    let churned = counters(zswap);
 
     progress.phase("verify", n);
     let (parts, wall) = parallel(threads, &load_order, |share| {
@@ -504,7 +492,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         threads,
         stored,
         churned,
-        pool_pages_at_end: zswap.counters().pool.pages,
+        pool_pages_at_end: zswap.pool_stats().pages,
         acomp: zswap.acomp().stats(),
         load_paths,
         store_compressed,

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
-use crate::input::Input;
-use crate::pool::PAGE_SIZE;
+use acomp_pages::input::Input;
+use acomp_zswap::PAGE_SIZE;
 
 /// The algorithms compared, in this order, where the kernel offers them.
 pub const ALGORITHMS: [&str; 4] = ["lzo-rle", "lzo", "lz4", "zstd"];

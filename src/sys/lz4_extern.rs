@@ -1,7 +1,6 @@
 //! liblz4's extState functions (`lz4.h`, stable API since 1.7), built and linked by
-//! lz4-sys, which does not declare them. Declared once: `src/sys.rs`, the lz4 benches
-//! (`benches/lz4/mod.rs`) and the main job's `examples/zswap/lz4dict.rs` (through `#[path]`)
-//! use this file.
+//! lz4-sys, which does not declare them; `src/sys.rs` wraps them. (The lz4 benches and the
+//! main job's `lz4dict.rs`, crates of their own, declare what they call themselves.)
 
 unsafe extern "C" {
     /// `sizeof(LZ4_stream_t)`: the bytes of state `LZ4_compress_fast_extState` needs.

@@ -45,16 +45,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use acomp::Acomp;
+use acomp_pages::snapshot;
 use acomp_zswap::{LoadKind, PAGE_SIZE, Page, STORE_BATCH, SwapFile, Zswap, same_filled};
 use criterion::{BatchSize, Criterion, Throughput};
-
-#[allow(dead_code)]
-mod pool {
-    pub use acomp_zswap::PAGE_SIZE;
-}
-#[allow(dead_code)]
-#[path = "../../../examples/zswap/snapshot.rs"]
-mod snapshot;
 
 mod heap;
 

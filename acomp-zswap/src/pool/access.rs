@@ -116,7 +116,9 @@ impl Pool {
         f(&frags)
     }
 
-    /// Whether the first `len` bytes of the object straddle two backing pages.
+    /// Whether the first `len` bytes of the object straddle two backing pages (for the
+    /// `inspect` feature's `Zswap::straddles`).
+    #[cfg(any(test, feature = "inspect"))]
     pub fn straddles(&self, handle: &Handle, len: usize) -> bool {
         let (off, _) = self.place(handle);
         off + len > PAGE_SIZE

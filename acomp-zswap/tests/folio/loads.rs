@@ -235,6 +235,20 @@ fn bad_folios_are_refused() {
         .unwrap();
     z.load(u64::MAX, &mut out).unwrap();
     assert_eq!(check(u64::MAX, &out), 3);
+    // Loads of the last offsets: the folio whole, its pages alone, none past u64::MAX.
+    let mut two = [zero(); 3];
+    z.load_folio(u64::MAX - 1, &mut two[..2]).unwrap();
+    assert!(two[..2] == folio(u64::MAX - 1, 2, 3));
+    z.store(u64::MAX - 1, &page(u64::MAX - 1, 5)).unwrap();
+    z.load_folio(u64::MAX - 1, &mut two[..2]).unwrap();
+    assert_eq!(
+        (check(u64::MAX - 1, &two[0]), check(u64::MAX, &two[1])),
+        (5, 3)
+    );
+    assert!(matches!(
+        z.load_folio(u64::MAX - 1, &mut two),
+        Err(LoadError::NotFound)
+    ));
     z.store_folio(0, &folio(0, MAX_FOLIO_PAGES, 4)).unwrap();
     let mut all = vec![zero(); MAX_FOLIO_PAGES];
     z.load_folio(0, &mut all).unwrap();

@@ -5,6 +5,7 @@ mod budget;
 #[path = "../common/mod.rs"]
 mod common;
 mod loads;
+mod units;
 
 pub(crate) use std::collections::HashMap;
 pub(crate) use std::sync::Arc;

@@ -1,238 +1,47 @@
-//! The zswap example's store, load and invalidate over real, random and zero pages; the
-//! snapshot of a process, zram's files and the side-by-side rows.
-
-use std::path::PathBuf;
+//! The main job's parts: its tier refusing at the budget, the workload over real, random and
+//! zero pages, zram's files, the side-by-side rows, units, their decoded-unit cache,
+//! dictionaries, recompression and the plot.
 
 use acomp::Acomp;
 use rand::rngs::StdRng;
-use rand::seq::{IndexedRandom, SliceRandom};
+use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 
-use acomp_zswap::FolioKind;
-use zswap_main::input::Input;
-use zswap_main::pool::{AllocError, PAGE_SIZE};
-use zswap_main::zswap::{Entry, LoadError, LoadKind, Page, Reject, StoreKind, Zswap};
-use zswap_main::{
-    cache, compare, dict, lz4dict, patterns, plot, snapshot, units, workload, zram, zswap,
-};
+use acomp_pages::cases;
+use acomp_pages::input::Input;
+use acomp_zswap::{FolioKind, LoadError, PAGE_SIZE, Page, StoreError, StoreKind, Zswap};
+use zswap_main::{cache, compare, dict, lz4dict, patterns, plot, units, workload, zram, zswap};
 
 fn zswap() -> Zswap {
-    Zswap::new(Acomp::new("zstd").unwrap(), None)
+    zswap::tier(Acomp::new("zstd").unwrap(), None)
 }
 
-/// `../shared/testdata/cases`, or `None` where the folder is absent (a plain clone): the
-/// tests then run on pages the repository makes (see [`test_pages`]). Under `CI=true` its
-/// absence fails, naming it, so that a green CI has run on the shared data.
-fn cases() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/cases");
-    let dir = std::env::var_os("ZSWAP_TEST_CASES").map_or(dir, PathBuf::from);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is absent: under CI=true the zswap tests must run over the shared test data",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is absent; the zswap tests run on pages of the test binary instead",
-        dir.display()
-    );
-    None
-}
-
-/// At most this many pages of the test binary stand in for the shared cases.
-const OWN_PAGES: usize = 1500;
-
-/// Pages of every file under `cases` (the last of each zero-padded), or where it is absent
-/// of the test binary itself (machine code, tables and strings: pages that compress to many
-/// sizes, so that objects straddle backing pages as the cases' do); then random and zero
-/// bytes.
-fn test_pages() -> Vec<Box<Page>> {
-    let mut pages = Vec::new();
-    if let Some(dir) = cases() {
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        for path in files {
-            let input = Input::read(&path).unwrap();
-            pages.extend((0..input.len()).map(|i| Box::new(*input.page(i))));
-        }
-    } else {
-        let exe = std::env::current_exe().unwrap();
-        let input = Input::read(&exe).unwrap();
-        pages.extend((0..input.len().min(OWN_PAGES)).map(|i| Box::new(*input.page(i))));
-    }
-    let mut rng = StdRng::seed_from_u64(7);
-    for _ in 0..64 {
-        let mut page = Box::new([0u8; PAGE_SIZE]);
-        rng.fill(&mut page[..]);
-        pages.push(page);
-    }
-    // Pages that compress to every size: random bytes, then zeros.
-    for random in (0..PAGE_SIZE).step_by(61) {
-        let mut page = Box::new([0u8; PAGE_SIZE]);
-        rng.fill(&mut page[..random]);
-        pages.push(page);
-    }
-    pages.push(Box::new([0; PAGE_SIZE]));
-    pages.push(Box::new([0xAB; PAGE_SIZE]));
-    pages
-}
-
-fn load(z: &Zswap, offset: u64) -> Result<(LoadKind, Box<Page>), LoadError> {
-    let mut page = Box::new([0x5Au8; PAGE_SIZE]);
-    z.load(offset, &mut page).map(|kind| (kind, page))
-}
-
+/// The main job's tier with a budget and no device: at the budget the tier's own refusal
+/// and counter, as the report prints them.
 #[test]
-fn every_page_comes_back() {
-    let pages = test_pages();
-    let z = zswap();
-    let mut kinds = [0usize; 3];
-    for (i, page) in pages.iter().enumerate() {
-        match z.store(i as u64, page).unwrap() {
-            StoreKind::Compressed => kinds[0] += 1,
-            StoreKind::Incompressible => kinds[1] += 1,
-            StoreKind::SameFilled => kinds[2] += 1,
-        }
-    }
-    assert!(
-        kinds.iter().all(|&k| k > 0),
-        "every kind of store: {kinds:?}"
-    );
-    let before = z.acomp().stats();
-    let (mut one, mut two) = (0, 0);
-    for (i, page) in pages.iter().enumerate().rev() {
-        let straddles = z.straddles(i as u64);
-        let (kind, back) = load(&z, i as u64).unwrap();
-        assert_eq!(back, *page, "page {i}");
-        match kind {
-            LoadKind::OneFragment => one += 1,
-            LoadKind::Straddling => two += 1,
-            _ => {}
-        }
-        assert_eq!(kind == LoadKind::Straddling, straddles, "page {i}");
-    }
-    assert!(two > 0, "some objects straddle backing pages");
-    let after = z.acomp().stats();
-    assert_eq!(after.one_shot - before.one_shot, one);
-    assert_eq!(
-        (after.stream + after.linearised) - (before.stream + before.linearised),
-        two,
-        "every straddling load takes the multi-fragment path (zstd's stream, lz4's linearised)"
-    );
-
-    let c = z.counters();
-    assert_eq!(c.stored_pages, pages.len() as u64);
-    assert_eq!(c.same_filled_pages, kinds[2] as u64);
-    assert_eq!(c.stored_incompressible_pages, kinds[1] as u64);
-    assert_eq!(c.reject_compress_poor, kinds[1] as u64);
-    assert_eq!((c.reject_compress_fail, c.decompress_fail), (0, 0));
-    for i in 0..pages.len() {
-        assert!(z.invalidate(i as u64));
-    }
-    let c = z.counters();
-    assert_eq!(
-        (c.stored_pages, c.stored_bytes, c.pool.objects, c.pool.pages),
-        (0, 0, 0, 0)
-    );
-}
-
-#[test]
-fn same_filled_pages_keep_only_their_value() {
-    let z = zswap();
-    for (i, v) in [0u8, 1, 0xAB, 0xFF].into_iter().enumerate() {
-        assert_eq!(
-            z.store(i as u64, &[v; PAGE_SIZE]),
-            Ok(StoreKind::SameFilled)
-        );
-        assert_eq!(z.entry(i as u64), Some(Entry::SameFilled(v)));
-        assert_eq!(
-            load(&z, i as u64).unwrap(),
-            (LoadKind::Filled, Box::new([v; PAGE_SIZE]))
-        );
-    }
-    assert_eq!(z.counters().pool.pages, 0);
-    // One differing byte, anywhere, makes a page not same-filled.
-    for at in [0, 7, 8, PAGE_SIZE - 1] {
-        let mut page = [3u8; PAGE_SIZE];
-        page[at] = 4;
-        assert_eq!(zswap::same_filled(&page), None, "byte {at}");
-    }
-}
-
-#[test]
-fn incompressible_pages_are_copied() {
-    let z = zswap();
-    let mut page = Box::new([0u8; PAGE_SIZE]);
-    StdRng::seed_from_u64(1).fill(&mut page[..]);
-    assert_eq!(z.store(9, &page), Ok(StoreKind::Incompressible));
-    assert!(matches!(z.entry(9), Some(Entry::Incompressible)));
-    assert_eq!(load(&z, 9).unwrap(), (LoadKind::Incompressible, page));
-    let c = z.counters();
-    assert_eq!(
-        (c.reject_compress_poor, c.stored_bytes),
-        (1, PAGE_SIZE as u64)
-    );
-}
-
-#[test]
-fn store_replaces_and_invalidate_frees() {
-    let z = zswap();
-    let text = b"a swapped-out page of text ".repeat(200);
-    let mut a = [0u8; PAGE_SIZE];
-    a.copy_from_slice(&text[..PAGE_SIZE]);
-    let mut b = a;
-    b[100] = b'!';
-    assert_eq!(z.store(5, &a), Ok(StoreKind::Compressed));
-    assert_eq!(z.store(5, &b), Ok(StoreKind::Compressed));
-    assert_eq!(*load(&z, 5).unwrap().1, b);
-    assert_eq!(z.counters().stored_pages, 1);
-    assert_eq!(z.counters().pool.objects, 1);
-    assert!(z.invalidate(5));
-    assert!(!z.invalidate(5));
-    assert!(matches!(load(&z, 5), Err(LoadError::NotFound)));
-    assert_eq!(z.counters().pool.objects, 0);
-}
-
-#[test]
-fn pool_limit_rejects_the_page() {
-    let z = Zswap::new(Acomp::new("zstd").unwrap(), Some(1));
+fn pool_limit_refuses_the_page() {
+    let z = zswap::tier(Acomp::new("zstd").unwrap(), Some(1));
     let mut page = Box::new([0u8; PAGE_SIZE]);
     StdRng::seed_from_u64(2).fill(&mut page[..]);
-    assert_eq!(z.store(0, &page), Ok(StoreKind::Incompressible));
+    assert_eq!(z.store_kind(0, &page).unwrap(), StoreKind::Incompressible);
     page[0] ^= 1;
-    assert_eq!(z.store(1, &page), Err(Reject::Alloc(AllocError::LimitHit)));
-    assert_eq!(z.counters().reject_alloc_fail, 1);
-    assert!(matches!(load(&z, 1), Err(LoadError::NotFound)));
-}
-
-#[test]
-fn input_pads_the_last_page() {
-    let input = Input::from_bytes("odd".into(), vec![7; PAGE_SIZE + 10]);
+    assert!(matches!(z.store_kind(1, &page), Err(StoreError::PoolFull)));
+    let c = zswap::counters(&z);
     assert_eq!(
-        (input.len(), input.padding, input.file_len()),
-        (2, PAGE_SIZE - 10, PAGE_SIZE + 10)
+        (
+            c.stats.reject_reclaim_fail,
+            c.stats.pool_limit_hit,
+            c.pool.pages
+        ),
+        (1, 1, 1)
     );
-    assert!(input.page(1)[..10].iter().all(|&b| b == 7));
-    assert!(input.page(1)[10..].iter().all(|&b| b == 0));
-    let empty = Input::from_bytes("empty".into(), vec![]);
-    assert!(empty.is_empty());
-    assert_eq!(empty.len(), 0);
-    let missing = Input::read("/nonexistent/zswap-input".as_ref()).unwrap_err();
-    assert!(
-        missing.to_string().contains("/nonexistent/zswap-input"),
-        "{missing}"
-    );
-    assert!(Input::read(env!("CARGO_MANIFEST_DIR").as_ref()).is_err());
+    let mut out = [0; PAGE_SIZE];
+    assert!(matches!(z.load(1, &mut out), Err(LoadError::NotFound)));
 }
 
 #[test]
 fn workload_verifies_every_page_on_threads() {
-    let mut bytes: Vec<u8> = test_pages()
+    let mut bytes: Vec<u8> = cases::pages()
         .iter()
         .flat_map(|p| p.iter().copied())
         .collect();
@@ -252,191 +61,6 @@ fn workload_verifies_every_page_on_threads() {
     assert_eq!(report.load_paths.1, report.load_straddling.len());
     assert_eq!(report.load_paths.0, report.load_one.len());
     assert!(!report.load_straddling.is_empty());
-}
-
-/// `/proc/PID/maps` of a real process, trimmed: every kind of line the filter must judge.
-const MAPS: &str = "\
-55d0c1a00000-55d0c1a2e000 r--p 00000000 fd:01 1316        /usr/bin/python3.11
-55d0c1c2e000-55d0c1c30000 rw-p 0022e000 fd:01 1316        /usr/bin/python3.11
-55d0c2e8a000-55d0c3159000 rw-p 00000000 00:00 0           [heap]
-7f2b6c000000-7f2b6c021000 rw-p 00000000 00:00 0 
-7f2b6c021000-7f2b70000000 ---p 00000000 00:00 0 
-7f2b71400000-7f2b71600000 rw-p 00000000 00:00 0           [anon:arena]
-7f2b71600000-7f2b71800000 rw-s 00000000 00:01 2049        /dev/zero (deleted)
-7f2b71800000-7f2b71801000 rw-s 00000000 00:05 77          /SYSV00000000 (deleted)
-7f2b71a00000-7f2b71a01000 rw-p 00000000 00:1a 99          /memfd:pool (deleted)
-7f2b71b00000-7f2b71b02000 r--p 00000000 00:00 0 
-7ffc3a1f0000-7ffc3a211000 rw-p 00000000 00:00 0           [stack]
-7ffc3a2f6000-7ffc3a2fa000 r--p 00000000 00:00 0           [vvar]
-7ffc3a2fa000-7ffc3a2fc000 r-xp 00000000 00:00 0           [vdso]
-ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   [vsyscall]
-";
-
-#[test]
-fn maps_parse_and_filter() {
-    let maps = snapshot::parse_maps(MAPS).unwrap();
-    assert_eq!(maps.len(), 14);
-    assert_eq!(
-        maps[0],
-        snapshot::Mapping {
-            start: 0x55d0c1a00000,
-            end: 0x55d0c1a2e000,
-            perms: "r--p".into(),
-            inode: 1316,
-            path: "/usr/bin/python3.11".into(),
-        }
-    );
-    assert_eq!(maps[3].path, "", "an anonymous line ends in a space");
-    assert_eq!(
-        maps[6].path, "/dev/zero (deleted)",
-        "paths keep their spaces"
-    );
-    assert_eq!(maps[13].end, 0xffffffffff601000);
-    let kept: Vec<&str> = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.path.as_str())
-        .collect();
-    assert_eq!(kept, ["[heap]", "", "[anon:arena]", "[stack]"]);
-    let bytes: u64 = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.len())
-        .sum();
-    assert_eq!(bytes, 0x2cf000 + 0x21000 + 0x200000 + 0x21000);
-
-    assert_eq!(snapshot::parse_maps(""), Some(vec![]));
-    for bad in [
-        "nonsense\n",
-        "7f00-7e00 rw-p 00000000 00:00 0\n",
-        "7f00-7f10 rw-p 00000000 00:00\n",
-        "7f00-zz rw-p 00000000 00:00 0\n",
-    ] {
-        assert_eq!(snapshot::parse_maps(bad), None, "{bad:?}");
-    }
-}
-
-/// A child process, killed and reaped when dropped.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `python3 -c code`, once it has printed its first line; `None` (saying the test is
-/// skipped) where there is no python3.
-fn python(code: &str) -> Option<Child> {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let child = Command::new("python3")
-        .args(["-c", code])
-        .stdout(Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child.map(Child) else {
-        eprintln!("SKIPPED: no python3 to spawn a process to snapshot");
-        return None;
-    };
-    let mut line = String::new();
-    let stdout = child.0.stdout.take().unwrap();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "ready\n");
-    Some(child)
-}
-
-#[test]
-fn snapshot_finds_a_pattern_in_a_childs_heap() {
-    let code = "import time\n\
-                data = b''.join(b'acomp %010d\\n' % i for i in range(200000))\n\
-                print('ready', flush=True)\n\
-                time.sleep(120)\n";
-    let Some(child) = python(code) else { return };
-    let pid = child.0.id() as i32;
-    let maps = snapshot::read_maps(pid).unwrap();
-    assert!(
-        maps.iter()
-            .any(|m| m.path == "[stack]" && m.is_private_anonymous())
-    );
-    assert!(maps.iter().any(|m| m.path.contains("python")));
-    let snap = snapshot::read_mappings(pid, &maps, None).unwrap();
-    assert!(!snap.exited);
-    assert!(snap.comm.starts_with("python"), "{}", snap.comm);
-    assert_eq!(snap.data.len() % PAGE_SIZE, 0);
-    let kept: u64 = maps
-        .iter()
-        .filter(|m| m.is_private_anonymous())
-        .map(|m| m.len())
-        .sum();
-    assert_eq!(snap.data.len() as u64 + snap.holes * PAGE_SIZE as u64, kept);
-    // The 3.4 MB the child built, whole and in order: one anonymous mapping, read in full.
-    let expected: Vec<u8> = (0..200000)
-        .flat_map(|i| format!("acomp {i:010}\n").into_bytes())
-        .collect();
-    let at = snap
-        .data
-        .windows(17)
-        .position(|w| w == &expected[..17])
-        .expect("the child's pattern is in the snapshot");
-    assert_eq!(&snap.data[at..at + expected.len()], &expected[..]);
-    // And it stores and loads like any input.
-    let input = Input::from_bytes(format!("pid {pid}").into(), snap.data);
-    let row = compare::acomp_row("acomp", &zswap(), &input);
-    assert_eq!(row.verified_pages, input.len() as u64);
-    assert!(row.ratio > 2.0, "{row:?}");
-}
-
-#[test]
-fn snapshot_of_no_process_or_one_that_exits() {
-    // Above the largest pid_max (2^22): never a process.
-    let err = snapshot::read_maps(1 << 30).unwrap_err();
-    assert!(matches!(err, snapshot::SnapshotError::NoProcess(_)));
-    assert_eq!(
-        err.to_string(),
-        "cannot snapshot pid 1073741824: no such process"
-    );
-    assert!(matches!(
-        snapshot::read_maps(0),
-        Err(snapshot::SnapshotError::NoProcess(0))
-    ));
-
-    // Its maps read, then gone before its memory is.
-    let mut child = Child(
-        std::process::Command::new("sleep")
-            .arg("60")
-            .spawn()
-            .unwrap(),
-    );
-    let pid = child.0.id() as i32;
-    let maps = snapshot::read_maps(pid).unwrap();
-    let stack = maps.iter().find(|m| m.path == "[stack]").unwrap().clone();
-
-    // Unreadable pages are skipped and counted: two below mmap_min_addr (never mapped),
-    // then the real stack, read in full.
-    let hole = snapshot::Mapping {
-        start: 0x1000,
-        end: 0x3000,
-        perms: "rw-p".into(),
-        inode: 0,
-        path: String::new(),
-    };
-    let snap = snapshot::read_mappings(pid, &[hole, stack.clone()], None).unwrap();
-    assert_eq!(snap.holes, 2);
-    assert_eq!(snap.data.len() as u64, stack.len());
-    assert_eq!((snap.mappings, snap.exited), ((2, 2), false));
-
-    child.0.kill().unwrap();
-    child.0.wait().unwrap();
-    let err = snapshot::read_mappings(pid, &maps, None).unwrap_err();
-    assert!(matches!(err, snapshot::SnapshotError::Exited(p) if p == pid));
-    assert!(
-        err.to_string()
-            .contains("exited before any of its memory was read"),
-        "{err}"
-    );
 }
 
 #[test]
@@ -581,186 +205,12 @@ fn rows_against_lzo_rle_and_json() {
     assert_eq!(compare::goal(&alone[0]), None);
 }
 
-/// Pages as a unit store meets them, `pages` of them: text-like pages that repeat across a
-/// unit, a zero page now and then, an incompressible page; a unit of 16 zero pages (all
-/// same-filled) at 16..32 and one of 16 random pages (incompressible) at 32..48 where there
-/// is room.
-fn unit_input(pages: usize) -> Input {
-    let mut rng = StdRng::seed_from_u64(11);
-    let mut data = Vec::with_capacity(pages * PAGE_SIZE);
-    for i in 0..pages {
-        let mut page = [0u8; PAGE_SIZE];
-        match i {
-            16..32 => {}
-            32..48 => rng.fill(&mut page[..]),
-            _ if i % 5 == 2 => {}
-            _ if i % 7 == 3 => rng.fill(&mut page[..]),
-            _ => {
-                let line = format!("object {} of kind {} at {:#x}; ", i % 3, i % 11, i * 64);
-                for (b, c) in page.iter_mut().zip(line.bytes().cycle()) {
-                    *b = c;
-                }
-                page[rng.random_range(0..PAGE_SIZE)] = rng.random();
-            }
-        }
-        data.extend_from_slice(&page);
-    }
-    Input::from_bytes("units".into(), data)
-}
-
-fn unit_store() -> acomp_zswap::Zswap {
-    let params = acomp::ZstdParams::default().block_size_max(4096);
-    units::tier(Acomp::with_zstd(params).unwrap())
-}
-
-/// Pages `first..first + n` of `input`, as pages.
-fn input_pages(input: &Input, first: usize, n: usize) -> &[Page] {
-    input.pages(first, n).as_chunks::<PAGE_SIZE>().0
-}
-
-#[test]
-fn units_of_every_size_come_back_page_by_page_and_whole() {
-    // Not whole units: the last unit of every size is cut short.
-    let input = unit_input(16 * 6 + 7);
-    let n = input.len();
-    for unit_pages in [1, 2, 4, 8, 16, 32, 64] {
-        let store = unit_store();
-        let units = n.div_ceil(unit_pages);
-        let unit_len = |u: usize| unit_pages.min(n - u * unit_pages);
-        let mut kinds = Vec::new();
-        for u in 0..units {
-            let first = u * unit_pages;
-            kinds.push(
-                store
-                    .store_folio(first as u64, input_pages(&input, first, unit_len(u)))
-                    .unwrap(),
-            );
-        }
-        assert!(kinds.contains(&FolioKind::Frame), "{unit_pages}");
-        if unit_pages <= 16 {
-            assert!(kinds.contains(&FolioKind::SameFilled), "{unit_pages}");
-            assert!(kinds.contains(&FolioKind::Pages), "{unit_pages}");
-        }
-        let c = store.stats();
-        assert_eq!(c.stored_pages, n as u64);
-        assert_eq!(c.held_folio_pages, 0);
-        let mut order: Vec<usize> = (0..n).collect();
-        order.shuffle(&mut StdRng::seed_from_u64(unit_pages as u64));
-        for i in order {
-            let mut page = Box::new([0x5A; PAGE_SIZE]);
-            store.load(i as u64, &mut page).unwrap();
-            assert_eq!(*page, *input.page(i), "{unit_pages}-page units, page {i}");
-        }
-        let mut buf = vec![[0x5A; PAGE_SIZE]; unit_pages];
-        for u in 0..units {
-            let first = u * unit_pages;
-            store
-                .load_folio(first as u64, &mut buf[..unit_len(u)])
-                .unwrap();
-            assert!(
-                buf[..unit_len(u)] == *input_pages(&input, first, unit_len(u)),
-                "{unit_pages}-page units, unit {u}"
-            );
-        }
-        let mut page = Box::new([0; PAGE_SIZE]);
-        assert!(matches!(
-            store.load(n as u64, &mut page),
-            Err(LoadError::NotFound)
-        ));
-        for i in 0..n {
-            assert!(store.invalidate(i as u64));
-        }
-        assert!(!store.invalidate(0));
-        let c = store.stats();
-        assert_eq!(
-            (
-                c.stored_pages,
-                c.stored_folios,
-                c.stored_bytes,
-                c.pool_total_size
-            ),
-            (0, 0, 0, 0)
-        );
-    }
-}
-
-#[test]
-fn frames_larger_than_a_page_are_kept_in_page_sized_objects() {
-    let input = unit_input(16);
-    let store = unit_store();
-    assert_eq!(
-        store.store_folio(0, input_pages(&input, 0, 16)).unwrap(),
-        FolioKind::Frame
-    );
-    let c = store.stats();
-    assert!(c.stored_bytes > PAGE_SIZE as u64, "{c:?}");
-    // A backing page for each whole page of the frame, and the tail's class's zspage (of up
-    // to 8 pages, most of it free for other tails).
-    let whole = c.stored_bytes / PAGE_SIZE as u64;
-    let pages = c.pool_total_size / PAGE_SIZE as u64;
-    assert!((whole + 1..=whole + 8).contains(&pages), "{c:?}");
-    for k in [0, 7, 15] {
-        let mut page = Box::new([0; PAGE_SIZE]);
-        store.load(k, &mut page).unwrap();
-        assert_eq!(*page, *input.page(k as usize));
-    }
-}
-
-#[test]
-fn invalidating_a_page_keeps_its_unit_until_all_are_gone() {
-    let input = unit_input(48);
-    let store = unit_store();
-    for u in 0..3 {
-        store
-            .store_folio(u * 16, input_pages(&input, u as usize * 16, 16))
-            .unwrap();
-    }
-    // Unit 0 is a frame: held, counted, until its last page goes.
-    let full = store.stats();
-    let frame_bytes = full.stored_bytes - 16 * PAGE_SIZE as u64;
-    for k in 0..15 {
-        assert!(store.invalidate(k));
-        let c = store.stats();
-        assert_eq!(c.held_folio_pages, k + 1);
-        assert_eq!(c.held_folio_bytes, frame_bytes);
-        assert_eq!(c.pool_total_size, full.pool_total_size);
-        assert_eq!(c.stored_pages, 48 - k - 1);
-        let mut page = Box::new([0; PAGE_SIZE]);
-        assert!(matches!(store.load(k, &mut page), Err(LoadError::NotFound)));
-        store.load(15, &mut page).unwrap();
-        assert_eq!(*page, *input.page(15));
-    }
-    assert!(store.invalidate(15));
-    let c = store.stats();
-    assert_eq!(
-        (c.held_folio_pages, c.held_folio_bytes, c.stored_folios),
-        (0, 0, 0)
-    );
-    // Unit 2 is random: page by page, each freed at once.
-    assert_eq!(c.stored_incompressible_pages, 16);
-    let pages = c.pool_total_size;
-    assert!(store.invalidate(32));
-    let c = store.stats();
-    assert_eq!(
-        (
-            c.stored_incompressible_pages,
-            c.pool_total_size,
-            c.held_folio_pages
-        ),
-        (15, pages - PAGE_SIZE as u64, 0)
-    );
-    // Unit 1 is zeros: no memory at all.
-    assert_eq!(c.same_filled_pages, 16);
-    for i in 16..48 {
-        store.invalidate(i);
-    }
-    let c = store.stats();
-    assert_eq!((c.stored_pages, c.pool_total_size), (0, 0));
-}
-
 #[test]
 fn unit_runs_verify_every_page_and_leave_nothing() {
-    let input = unit_input(16 * 4 + 5);
+    let input = Input::from_bytes(
+        "units".into(),
+        cases::units(16 * 4 + 5).as_flattened().to_vec(),
+    );
     let configs = units::configs(&[16, 4], &[3], &[4096], true);
     let runs = units::run_all(&configs, &input, 1).unwrap();
     assert_eq!(
@@ -823,7 +273,7 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     const UNITS: usize = 6;
     const THREADS: usize = 4;
     let n = UNIT * UNITS;
-    let store = units::tier(tfm);
+    let store = zswap::tier(tfm, None);
     let unit_bytes = |version: u32, u: usize| -> Vec<Page> {
         (u * UNIT..(u + 1) * UNIT)
             .map(|i| *versioned_page(i, version))
@@ -945,6 +395,28 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     );
 }
 
+/// A folio decoded into the cache is cached under the folio the decode says it was, not the
+/// one looked up before it: where a store replaced the folio in between, the old one's key
+/// must not serve the new one's bytes.
+#[test]
+fn unit_cache_keys_what_was_decoded() {
+    let store = zswap::tier(Acomp::new("lz4").unwrap(), None);
+    let unit =
+        |version: u32| -> Vec<Page> { (0..4).map(|i| *versioned_page(i, version)).collect() };
+    store.store_folio(0, &unit(1)).unwrap();
+    let old = store.folio(0).unwrap();
+    store.store_folio(0, &unit(2)).unwrap();
+    let mut cache = cache::UnitCache::new(2, 4 * PAGE_SIZE);
+    let (got, data) = cache
+        .fill(|buf| store.read_folio(0, buf.as_chunks_mut::<PAGE_SIZE>().0))
+        .unwrap();
+    assert_ne!(got, old);
+    assert_eq!(data[..PAGE_SIZE], versioned_page(0, 2)[..]);
+    assert!(cache.get(old).is_none());
+    assert!(cache.get(got).is_some());
+    assert_eq!((cache.hits, cache.misses), (1, 1));
+}
+
 #[test]
 fn unit_cache_never_serves_stale_bytes_zstd() {
     cache_never_serves_stale_bytes(
@@ -981,12 +453,22 @@ fn heap_like(pages: u64) -> Vec<u8> {
     data
 }
 
+/// `heap_like(pages)` with the pages `filled` same-filled (zeros, then 0x77 bytes...).
+fn heap_like_with_filled(pages: u64, filled: &[usize]) -> Input {
+    let mut data = heap_like(pages);
+    for (k, &i) in filled.iter().enumerate() {
+        data[i * PAGE_SIZE..][..PAGE_SIZE].fill(0x77 * k as u8);
+    }
+    Input::from_bytes("heap-like".into(), data)
+}
+
 #[test]
 fn dict_trains_on_the_first_half_and_stores_the_second_with_and_without_it() {
-    let input = Input::from_bytes("heap-like".into(), heap_like(400));
+    // Two of the 50 pages sampled are same-filled: zswap keeps them as their value, no sample.
+    let input = heap_like_with_filled(400, &[0, 4]);
     let t = dict::train(&input, 4, 16 << 10).unwrap();
-    assert_eq!((t.held_out_from, t.sample_pages), (200, 50));
-    assert!(dict::describe(&t, 4).contains("from 50 pages (0.2 MiB: every 4th page"));
+    assert_eq!((t.held_out_from, t.sample_pages), (200, 48));
+    assert!(dict::describe(&t, 4).contains("from 48 pages (0.2 MiB: every 4th page"));
     let held = dict::held_out(&input, &t);
     assert_eq!(held.len(), 200);
     assert_eq!(held.page(0), input.page(200));
@@ -1024,16 +506,18 @@ fn dict_from_too_few_pages_is_an_error() {
 
 #[test]
 fn lz4_dictionary_trial_counts_liblz4_blocks_and_round_trips() {
-    let input = Input::from_bytes("heap-like".into(), heap_like(400));
+    // Two held-out pages are same-filled: zswap keeps them as their value, out of the trial.
+    let input = heap_like_with_filled(400, &[201, 203]);
     let t = dict::train(&input, 4, 16 << 10).unwrap();
     let held = dict::held_out(&input, &t);
     let trial = lz4dict::trial(&held, t.dict.as_bytes());
-    assert_eq!(trial.pages, 200);
+    assert_eq!(trial.pages, 198);
     assert_eq!(trial.dict_bytes, t.dict.as_bytes().len());
     // Without the dictionary: the blocks acomp's lz4 writes (liblz4, acceleration 1).
     let lz4 = Acomp::new("lz4").unwrap();
     let mut block = vec![0u8; PAGE_SIZE];
     let plain: usize = (0..held.len())
+        .filter(|&i| ![1, 3].contains(&i))
         .map(|i| {
             lz4.compress_to_buffer(&held.page(i)[..], &mut block)
                 .unwrap()
@@ -1041,38 +525,6 @@ fn lz4_dictionary_trial_counts_liblz4_blocks_and_round_trips() {
         .sum();
     assert_eq!(trial.bytes[0], plain);
     assert!(trial.bytes[1] < plain, "{trial:?}");
-}
-
-/// The default input: files picked among those under the folders, each padded to whole
-/// pages, at most `file_max` of each, up to the budget; an error where no file is there.
-#[test]
-fn sample_files_pads_each_file_and_keeps_to_the_budget() {
-    let dir = std::env::temp_dir().join(format!("acomp-zswap-sample-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("a"), vec![b'a'; 5000]).unwrap();
-    std::fs::write(dir.join("sub/b"), vec![b'b'; 10]).unwrap();
-    std::fs::write(dir.join("empty"), b"").unwrap();
-    let d = dir.to_str().unwrap();
-
-    let all = Input::sample_files(&[d], 1 << 20, 1 << 20, 1).unwrap();
-    assert_eq!(all.len(), 3, "2 pages of a, 1 of b");
-    assert_eq!(all.padding, (8192 - 5000) + (4096 - 10));
-    assert_eq!(all.path.to_str().unwrap(), format!("2 files under {d}"));
-    assert_eq!(&all.page(0)[..], &[b'a'; 4096][..]);
-    assert_eq!(&all.page(1)[..904], &[b'a'; 904][..]);
-    assert!(all.page(1)[904..].iter().all(|&b| b == 0));
-    assert_eq!(&all.page(2)[..10], b"bbbbbbbbbb");
-
-    // At most 100 bytes of each file: a page each.
-    let capped = Input::sample_files(&[d], 1 << 20, 100, 1).unwrap();
-    assert_eq!((capped.len(), capped.padding), (2, 2 * 4096 - 100 - 10));
-    // A budget of one page: one file, the first picked.
-    let one = Input::sample_files(&[d], 4096, 1 << 20, 1).unwrap();
-    assert_eq!(one.len(), 1);
-
-    let none = Input::sample_files(&[dir.join("missing").to_str().unwrap()], 4096, 4096, 1);
-    assert!(none.is_err());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1151,6 +603,13 @@ fn recompress_spec_parses_levels_and_dict() {
             level: -3,
             dict: false
         })
+    );
+    // zstd's whole range (acomp::zstd::MIN_LEVEL..=MAX_LEVEL), 0 left out.
+    assert_eq!(parse_spec("22").map(|s| s.level), Ok(22));
+    assert_eq!(parse_spec("-131072").map(|s| s.level), Ok(-131072));
+    assert_eq!(
+        parse_spec("-131073"),
+        Err("zstd level -131073 is out of range (-131072..=22, not 0)".into())
     );
     assert!(parse_spec("0").is_err());
     assert!(parse_spec("23").is_err());

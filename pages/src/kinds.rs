@@ -1,18 +1,17 @@
-//! The 4 KiB pages both benches send: one of each kind a swap or cache layer meets.
+//! The 4 KiB pages acomp's benches send: one of each kind a swap or cache layer meets.
 //!
-//! Every page is built the same way on every run (the text is a fixed page of the crate's
-//! own sources as they stood at 0.1.0, kept in `text_4096.txt` so that it does not move
+//! Every page is built the same way on every run (the text is a fixed page of acomp's
+//! own sources as they stood at 0.1.0, kept in `data/text_4096.txt` so that it does not move
 //! with the code; the random page is from a fixed seed), except the machine-code page,
 //! which is read from the running bench's own executable and so follows its build.
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
 
-/// Bytes in a page.
-pub const PAGE: usize = 4096;
+use crate::PAGE_SIZE as PAGE;
 
-/// A page of the crate's own sources: real text (code, comments, docs).
-const TEXT: &[u8; PAGE] = include_bytes!("text_4096.txt");
+/// A page of acomp's own sources: real text (code, comments, docs).
+const TEXT: &[u8; PAGE] = include_bytes!("../data/text_4096.txt");
 
 /// One page of each kind, in this order: `zero`, `same-filled`, `text`, `code`,
 /// `random`. The names are the ones criterion's ids and the tables use.
@@ -57,16 +56,14 @@ fn machine_code() -> Vec<u8> {
 /// of 87149 private anonymous pages, in the second half: not among the dictionary's samples),
 /// of median size among 197 pages of that half at level 3 (690 bytes; 469 with the
 /// dictionary).
-#[allow(dead_code)] // acomp_4k's only
 pub fn heap() -> Vec<u8> {
-    include_bytes!("heap_4096.bin").to_vec()
+    include_bytes!("../data/heap_4096.bin").to_vec()
 }
 
 /// A 64 KiB dictionary trained (`zstd --train --maxdict=65536`, zstd's fastCover trainer as
 /// `Dictionary::train` runs it) on every 20th page of the first half of the same process's
 /// pages, same-filled pages left out: 2137 pages.
-#[allow(dead_code)] // acomp_4k's only
-pub const HEAP_DICT: &[u8] = include_bytes!("heap_dict_65536.bin");
+pub const HEAP_DICT: &[u8] = include_bytes!("../data/heap_dict_65536.bin");
 
 /// File offset and size of the `.text` section of a 64-bit little-endian ELF file.
 fn text_section(elf: &[u8]) -> Option<(usize, usize)> {

@@ -8,8 +8,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::pool::PAGE_SIZE;
-use crate::zswap::Page;
+use crate::{PAGE_SIZE, Page};
 
 /// A file cut into pages; its last page zero-padded where the file is not whole pages.
 #[derive(Debug)]

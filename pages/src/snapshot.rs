@@ -7,7 +7,7 @@ use std::io;
 
 use indicatif::ProgressBar;
 
-use crate::pool::PAGE_SIZE;
+use crate::PAGE_SIZE;
 
 /// One line of `/proc/PID/maps`.
 #[derive(Debug, Clone, PartialEq, Eq)]
