@@ -35,7 +35,7 @@ use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 /// # Ok::<(), acomp::Error>(())
 /// ```
 pub struct Acomp {
-    inner: Box<dyn Transform>,
+    pub(crate) inner: Box<dyn Transform>,
 }
 
 /// Which algorithm a transform runs ([`Acomp::codec`]).

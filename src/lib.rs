@@ -206,6 +206,7 @@ pub use crate::acomp::{Acomp, Codec};
 pub use crate::alg::lz4::params::Lz4Params;
 pub use crate::alg::zstd::dictionary::Dictionary;
 pub use crate::alg::zstd::params::ZstdParams;
+pub use crate::alg::zstd::seekable::kept::SeekTable;
 pub use crate::error::{Error, ErrorKind};
 // A caller learns the path of a request from `Request::path`.
 pub use crate::path::Path;

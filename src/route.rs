@@ -12,7 +12,7 @@ use crate::alg::lz4::Lz4;
 use crate::alg::zstd::Zstd;
 use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
-use crate::{Error, Path, Segment, Stats, Walk};
+use crate::{Error, Path, SeekTable, Segment, Stats, Walk};
 
 /// A request's source and destination as an algorithm is given them: one fragment each
 /// side (the one-shot case, with no walk set up), or a walk over any other cut.
@@ -96,6 +96,14 @@ pub(crate) trait Transform: Send + Sync {
     /// A range read (a decompression into segments, already checked); returns the extent
     /// offset where decoding stopped.
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error>;
+    /// A range read through a kept seek table, or (`verify`) its verification pass.
+    fn seekable(
+        &self,
+        walk: &mut Walk<'_, '_>,
+        table: &SeekTable,
+        segments: &mut [Segment<'_>],
+        verify: bool,
+    ) -> Result<u64, Error>;
     /// Counts a request refused before it reached a workspace; gives its error back.
     fn refuse(&self, kind: RequestKind, e: Error) -> Error;
     fn stats(&self) -> Stats;
@@ -160,6 +168,19 @@ impl<A: Algorithm> Transform for WorkspacePool<A> {
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
         self.serve(RequestKind::Range, |alg, ws| {
             Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
+        })
+    }
+
+    fn seekable(
+        &self,
+        walk: &mut Walk<'_, '_>,
+        table: &SeekTable,
+        segments: &mut [Segment<'_>],
+        verify: bool,
+    ) -> Result<u64, Error> {
+        self.serve(RequestKind::Range, |alg, ws| {
+            let end = alg.decompress_seekable(ws, walk, table, segments, verify)?;
+            Ok((Path::Stream, end))
         })
     }
 
