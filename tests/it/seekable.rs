@@ -1113,3 +1113,57 @@ fn the_c_library_reads_and_writes_the_same_format() {
     }
     assert_eq!(mismatches, 0);
 }
+
+/// Frames that carry their own checksum (acomp's with `checksum(true)`): a checked read
+/// holds the table's checksum to the frame's (zstd checks the content against the frame's
+/// as it decodes), so a table checksum that differs is refused; and an unchecked read that
+/// stops inside such a frame (zstd told not to compute its checksum) leaves the workspace
+/// checking checksums for every request after it.
+#[test]
+fn table_checksums_against_frames_that_carry_their_own() {
+    let data = letters(65_536, 17);
+    let checked = summed();
+    let mut src = Vec::new();
+    checked
+        .compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
+    let (frames, entries) = parse(&src);
+    let mut e = entries.clone();
+    e[1].2 = Some(e[1].2.unwrap() ^ 0x100);
+    let bad = build(&frames, &e, 0x80);
+    let mismatch = Error::Corrupt {
+        detail: "seek table checksum does not match the frame's content",
+    };
+    let table = SeekTable::parse(&[IoSlice::new(&bad)]).unwrap();
+    for cut in [Cut::One, Cut::Every(9)] {
+        for ranges in [vec![(16_384, 1)], vec![(20_000, 4096)], vec![(0, 65_536)]] {
+            assert_eq!(read(&checked, &bad, cut, &ranges), Err(mismatch.clone()));
+            let got = read_kept(&checked, &table, &bad, cut, &ranges);
+            assert_eq!(got, Err(mismatch.clone()));
+        }
+        let first = [(0, 16_384)];
+        assert!(read(&checked, &bad, cut, &first).unwrap() == expected(&data, &first));
+    }
+    assert_eq!(
+        checked.verify_seek_table(&table, &[IoSlice::new(&bad)]),
+        Err(mismatch)
+    );
+    // A frame whose checksum is wrong, read whole after reads that stopped early.
+    let plain = Acomp::new("zstd").unwrap();
+    let mut frame = Vec::new();
+    checked.compress_to_vec(&data, &mut frame).unwrap();
+    let n = frame.len();
+    frame[n - 1] ^= 1;
+    let good = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+    for _ in 0..50 {
+        let early = [(100, 100)];
+        assert!(read(&plain, &src, Cut::One, &early).unwrap() == expected(&data, &early));
+        let got = read_kept(&plain, &good, &src, Cut::One, &early).unwrap();
+        assert!(got == expected(&data, &early));
+        let mut back = Vec::new();
+        let err = plain.decompress_to_vec(&frame, &mut back, 1 << 20);
+        assert_eq!(err.unwrap_err().errno(), libc::EBADMSG);
+        let err = read(&plain, &frame, Cut::One, &[(0, 65_536)]);
+        assert_eq!(err.unwrap_err().errno(), libc::EBADMSG);
+    }
+}

@@ -245,6 +245,8 @@ impl Algorithm for Zstd {
         if let Some(d) = ws.dctx.as_mut() {
             d.with(|d, _| {
                 let _ = d.reset(ResetDirective::SessionOnly);
+                // A seekable read that failed between setting and clearing it.
+                let _ = d.set_parameter(zstd_safe::DParameter::ForceIgnoreChecksum(false));
             });
         }
     }

@@ -246,6 +246,7 @@ impl SeekTable {
             content: self.content[i + 1] - self.content[i],
             checksum: self.checksums.as_ref().map(|s| s[i]),
             confirmed: self.declared[i] || i < self.confirmed(),
+            declared: self.declared[i],
         }
     }
 

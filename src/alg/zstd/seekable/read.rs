@@ -14,10 +14,14 @@
 use std::io::IoSlice;
 
 use xxhash_rust::xxh64::Xxh64;
-use zstd_safe::DCtx;
+use zstd_safe::zstd_sys::ZSTD_MAGICNUMBER;
+use zstd_safe::{DCtx, DParameter, ResetDirective};
 
 use super::kept::SeekTable;
-use super::{ENTRY_DISAGREES, MAX_FRAME_CONTENT, TableFrame, sub_fragments};
+use super::{ENTRY_DISAGREES, MAX_FRAME_CONTENT, TableFrame, read_at, sub_fragments};
+
+/// `Content_Checksum_Flag` in a frame header descriptor.
+const FHD_CHECKSUM: u8 = 0b100;
 use crate::alg::zstd::{Digested, Zstd};
 use crate::{Error, Segment, Walk};
 
@@ -42,6 +46,43 @@ pub(crate) struct Frame {
     /// Whether the entry's content size is confirmed: by the frame's header, which declares
     /// it, or by an earlier decode of the frame (a kept table's).
     pub(crate) confirmed: bool,
+    /// Whether the frame's header declares its content size (checked against the entry).
+    pub(crate) declared: bool,
+}
+
+/// Whether the frame in `frame_src` (`size` bytes) is a zstd frame whose header sets
+/// `Content_Checksum_Flag` (RFC 8878 §3.1.1.1.1): then its last four bytes are the low 32
+/// bits of its content's XXH64.
+fn own_flag(frame_src: &[IoSlice<'_>], size: usize) -> bool {
+    let mut head = [0u8; 5];
+    if size < 9 {
+        return false;
+    }
+    read_at(frame_src, size, 0, &mut head);
+    u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) == ZSTD_MAGICNUMBER
+        && head[4] & FHD_CHECKSUM != 0
+}
+
+/// The frame's own checksum (its last four bytes), where its header says it has one.
+fn own_checksum(frame_src: &[IoSlice<'_>], size: usize) -> Option<u32> {
+    own_flag(frame_src, size).then(|| {
+        let mut tail = [0u8; 4];
+        read_at(frame_src, size, size - 4, &mut tail);
+        u32::from_le_bytes(tail)
+    })
+}
+
+/// Sets zstd's `ZSTD_d_forceIgnoreChecksum` for the next frame (a session reset first:
+/// parameters change only between frames). Every read that sets it clears it again, so
+/// no other request of the workspace runs with it.
+fn ignore_checksum(dctx: &mut DCtx<'_>, on: bool) -> Result<(), Error> {
+    let fail = |c| Error::Corrupt {
+        detail: crate::alg::zstd::errors::corrupt_detail(c),
+    };
+    dctx.reset(ResetDirective::SessionOnly).map_err(fail)?;
+    dctx.set_parameter(DParameter::ForceIgnoreChecksum(on))
+        .map_err(fail)?;
+    Ok(())
 }
 
 /// The codec state a read decodes with.
@@ -70,21 +111,41 @@ impl Decoder<'_, '_, '_> {
         debug_assert!(frame.content <= u64::from(MAX_FRAME_CONTENT));
         let mut frame_src = Vec::new();
         sub_fragments(src, frame.start, frame.size, &mut frame_src);
-        let mut hash = (check_sum && frame.checksum.is_some()).then(|| Xxh64::new(0));
+        // The entry's checksum against the content: where the frame carries its own
+        // checksum (acomp's frames with `checksum(true)`), zstd checks the content against
+        // that one as it decodes the frame whole, and the entry's is compared with it: the
+        // content is hashed once, not twice.
+        let own = check_sum
+            .then_some(frame.checksum)
+            .flatten()
+            .and_then(|_| own_checksum(&frame_src, frame.size));
+        let mut hash =
+            (check_sum && frame.checksum.is_some() && own.is_none()).then(|| Xxh64::new(0));
+        // A read that stops inside a frame that declares its content size never reaches
+        // the frame's checksum: zstd is told not to compute it (restored below).
+        let skip_checksum = !whole && frame.declared && own_flag(&frame_src, frame.size);
+        if skip_checksum {
+            ignore_checksum(self.dctx, true)?;
+        }
         let mut frame_walk = Walk::new(&frame_src, &mut []);
-        let pos = self.zstd.decompress_range(
+        let res = self.zstd.decompress_range(
             self.dctx,
             self.dicts,
             self.scratch,
             &mut frame_walk,
             parts,
             hash.as_mut(),
-        )?;
+        );
+        if skip_checksum {
+            ignore_checksum(self.dctx, false)?;
+        }
+        let pos = res?;
         if pos < want || (whole && (pos != frame.content || frame_walk.src_remaining() != 0)) {
             return Err(ENTRY_DISAGREES);
         }
-        if let (Some(h), Some(listed)) = (hash, frame.checksum) {
-            if h.digest() as u32 != listed {
+        let content_sum = own.or_else(|| hash.map(|h| h.digest() as u32));
+        if let (Some(sum), Some(listed)) = (content_sum, frame.checksum) {
+            if sum != listed {
                 return Err(CHECKSUM_DISAGREES);
             }
         }
@@ -213,6 +274,7 @@ impl Zstd {
                 content: u64::from(e.content),
                 checksum: e.checksum,
                 confirmed: declared,
+                declared,
             });
             start += e.compressed as usize;
             content_start += u64::from(e.content);
