@@ -121,7 +121,7 @@ impl SeekTable {
     /// - [`Error::Corrupt`], [`Error::Truncated`] (`EBADMSG`): a table that breaks the
     ///   format or contradicts its frames, as [`decompress_range`](crate::Acomp::decompress_range)
     ///   finds them.
-    /// - [`Error::NoMemory`] (`ENOMEM`): the table's offsets (29 bytes a frame, 33 with
+    /// - [`Error::NoMemory`] (`ENOMEM`): the table's offsets (25 bytes a frame, 33 with
     ///   checksums) cannot be had.
     pub fn parse(src: &[IoSlice<'_>]) -> Result<SeekTable, Error> {
         let walk = Walk::new(src, &mut []);
@@ -162,7 +162,11 @@ impl SeekTable {
         })?;
         content.push(total);
         at.push(frame.data());
-        let mut table = vec![0u8; len - frame.data()];
+        let mut table = Vec::new();
+        table
+            .try_reserve_exact(len - frame.data())
+            .map_err(|_| Error::NoMemory)?;
+        table.resize(len - frame.data(), 0);
         read_at(src, len, frame.data(), &mut table);
         let first_undeclared = declared.iter().position(|d| !d).unwrap_or(n);
         Ok(SeekTable {
