@@ -244,4 +244,5 @@ fn _assert_send_sync() {
     assert::<Stats>();
     assert::<ZstdParams>();
     assert::<Dictionary>();
+    assert::<SeekTable>();
 }
