@@ -8,8 +8,9 @@ use crate::alg::lz4::Lz4;
 use crate::alg::zstd::Zstd;
 use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
-use crate::route::{Transform, route};
+use crate::route::route;
 use crate::segment;
+use crate::transform::Transform;
 use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.

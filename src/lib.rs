@@ -203,6 +203,7 @@ mod segment;
 mod stats;
 #[allow(unsafe_code)]
 mod sys;
+mod transform;
 mod walk;
 pub mod zstd;
 
