@@ -7,8 +7,7 @@
 use std::io::IoSlice;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::read::Frame;
-use super::{FOOTER, SEEKABLE_MAGIC, TableFrame, read_at};
+use super::{FOOTER, Frame, SEEKABLE_MAGIC, TableFrame, read_at};
 use crate::{Error, Walk};
 
 /// zstd's seek table of a seekable source, parsed and checked once, for many range reads

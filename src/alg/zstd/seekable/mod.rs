@@ -94,6 +94,26 @@ pub(crate) fn write_table(entries: &[Entry], dst: &mut Vec<u8>) {
     dst.extend_from_slice(&SEEKABLE_MAGIC.to_le_bytes());
 }
 
+/// One frame as a read sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    /// Where its bytes start in the source.
+    pub(crate) start: usize,
+    /// `Compressed_Size`.
+    pub(crate) size: usize,
+    /// Where its content starts in the extent: the sum of the entries before it.
+    pub(crate) content_start: u64,
+    /// `Decompressed_Size`.
+    pub(crate) content: u64,
+    /// The entry's checksum, where the table has them.
+    pub(crate) checksum: Option<u32>,
+    /// Whether the entry's content size is confirmed: by the frame's header, which declares
+    /// it, or by an earlier decode of the frame (a kept table's).
+    pub(crate) confirmed: bool,
+    /// Whether the frame's header declares its content size (checked against the entry).
+    pub(crate) declared: bool,
+}
+
 /// A seek table found at the end of a source, its frame checked (magic, size, footer); the
 /// entries are read on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

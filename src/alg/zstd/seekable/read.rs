@@ -18,7 +18,7 @@ use zstd_safe::zstd_sys::ZSTD_MAGICNUMBER;
 use zstd_safe::{DCtx, DParameter, ResetDirective};
 
 use super::kept::SeekTable;
-use super::{ENTRY_DISAGREES, MAX_FRAME_CONTENT, TableFrame, read_at, sub_fragments};
+use super::{ENTRY_DISAGREES, Frame, MAX_FRAME_CONTENT, TableFrame, read_at, sub_fragments};
 
 /// `Content_Checksum_Flag` in a frame header descriptor.
 const FHD_CHECKSUM: u8 = 0b100;
@@ -29,26 +29,6 @@ use crate::{Error, Segment, Walk};
 const CHECKSUM_DISAGREES: Error = Error::Corrupt {
     detail: "seek table checksum does not match the frame's content",
 };
-
-/// One frame as a read sees it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Frame {
-    /// Where its bytes start in the source.
-    pub(crate) start: usize,
-    /// `Compressed_Size`.
-    pub(crate) size: usize,
-    /// Where its content starts in the extent: the sum of the entries before it.
-    pub(crate) content_start: u64,
-    /// `Decompressed_Size`.
-    pub(crate) content: u64,
-    /// The entry's checksum, where the table has them.
-    pub(crate) checksum: Option<u32>,
-    /// Whether the entry's content size is confirmed: by the frame's header, which declares
-    /// it, or by an earlier decode of the frame (a kept table's).
-    pub(crate) confirmed: bool,
-    /// Whether the frame's header declares its content size (checked against the entry).
-    pub(crate) declared: bool,
-}
 
 /// Whether the frame in `frame_src` (`size` bytes) is a zstd frame whose header sets
 /// `Content_Checksum_Flag` (RFC 8878 §3.1.1.1.1): then its last four bytes are the low 32
