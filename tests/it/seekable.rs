@@ -751,15 +751,9 @@ fn read_kept(
     cut: Cut,
     ranges: &[(u64, usize)],
 ) -> Result<(usize, Vec<Vec<u8>>), Error> {
-    let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0xEE; len]).collect();
-    let mut segs: Vec<Segment<'_>> = bufs
-        .iter_mut()
-        .zip(ranges)
-        .map(|(b, &(off, _))| Segment::new(off, b))
-        .collect();
-    let n = tfm.decompress_seekable(table, &split(src, cut), &mut segs)?;
-    drop(segs);
-    Ok((n, bufs))
+    read_by(src, cut, ranges, |src, segs| {
+        tfm.decompress_seekable(table, src, segs)
+    })
 }
 
 /// `data` shifted: `Ok` with the bytes at `from`, as a read that a lying entry misplaced
