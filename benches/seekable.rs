@@ -20,6 +20,24 @@
 //!     --toggle-collect='*callgrind_loop*' target/release/deps/seekable-<hash>
 //! ```
 //!
+//! Against zstd's C library (`contrib/seekable_format`, `ZSTD_seekable` kept per extent):
+//!
+//! ```text
+//! SEEK_REFERENCE=7 target/release/deps/seekable-<hash>   # rounds of SEEK_REFERENCE_READS (20000)
+//! ```
+//!
+//! Reference mode stores each 128 KiB extent twice in 16 KiB frames with checksums, by
+//! acomp (`compress_seekable_to_vec`, `checksum(true)`) and by the C library
+//! (`ZSTD_seekable_compressStream`, level 3, checksum flag on: frames without a declared
+//! content size), and reads random 4 KiB pages of each: `c_kept` (a `ZSTD_seekable` per
+//! extent, initialised once, `ZSTD_seekable_decompress`), `one_off` (`decompress_range`,
+//! the table read and checked on every call), `kept` (`decompress_seekable` through a
+//! `SeekTable` per extent, parsed once), `kept_checked` (the same with `checksum(true)`,
+//! through a verified table). A round is `SEEK_REFERENCE_READS` reads of each variant in
+//! turn (their order rotating), each variant's reads timed as one batch; one round first,
+//! dropped, to warm up. Printed: per file and variant, the median time per read, and the
+//! median and range over the rounds of the round's ratio to `c_kept`.
+//!
 //! Interleaved mode prints the compression ratio of each variant, then per read the median
 //! time of each variant over rounds in which every variant reads the same offset in turn,
 //! each read timed alone (their order rotating; a fifth more rounds first, dropped, to warm
@@ -250,9 +268,154 @@ fn interleaved(tfm: &Acomp, data: &[u8], variants: &[Variant], rounds: usize) {
     }
 }
 
+/// A seekable source as zstd's C library writes it (`ZSTD_seekable_compressStream`).
+fn c_seekable(data: &[u8], frame_bytes: u32, checksum: bool) -> Vec<u8> {
+    use zstd_safe::seekable::SeekableCStream;
+    use zstd_safe::{InBuffer, OutBuffer};
+    let frames = data.len() / frame_bytes as usize + 2;
+    let mut out = vec![0u8; zstd_safe::compress_bound(data.len()) + 64 * frames];
+    let mut cs = SeekableCStream::create();
+    cs.init(3, checksum, frame_bytes).expect("C seekable init");
+    let mut output = OutBuffer::around(&mut out[..]);
+    let mut input = InBuffer::around(data);
+    while input.pos() < data.len() {
+        cs.compress_stream(&mut output, &mut input)
+            .expect("C seekable compress");
+    }
+    while cs.end_stream(&mut output).expect("C seekable end") > 0 {}
+    let n = output.pos();
+    out.truncate(n);
+    out
+}
+
+/// Random 4 KiB reads through kept tables against the C library's `ZSTD_seekable`, on
+/// files of both writers (the module docs, "Against zstd's C library").
+fn reference(data: &[u8], rounds: usize) {
+    use acomp::SeekTable;
+    use zstd_safe::seekable::Seekable;
+    let reads: usize =
+        std::env::var("SEEK_REFERENCE_READS").map_or(20_000, |v| v.parse().expect("reads"));
+    let plain = Acomp::new("zstd").expect("zstd");
+    let checked = Acomp::with_zstd(ZstdParams::default().checksum(true)).expect("zstd");
+    let offs = offsets(data.len(), PAGE);
+    println!(
+        "corpus: {} bytes in {} extents of 128 KiB; {rounds} rounds of {reads} random 4 KiB reads",
+        data.len(),
+        data.len() / EXTENT
+    );
+    println!("| file | variant | median µs/read | ratio to c_kept: median | range |");
+    println!("| --- | --- | ---: | ---: | ---: |");
+    for writer in ["acomp", "C"] {
+        let stored: Vec<Vec<u8>> = data
+            .chunks(EXTENT)
+            .map(|chunk| match writer {
+                "acomp" => {
+                    let mut out = Vec::new();
+                    checked
+                        .compress_seekable_to_vec(chunk, 16 * 1024, &mut out)
+                        .expect("compress");
+                    out
+                }
+                _ => c_seekable(chunk, 16 * 1024, true),
+            })
+            .collect();
+        let tables: Vec<SeekTable> = stored
+            .iter()
+            .map(|s| {
+                let src = [IoSlice::new(s)];
+                let t = SeekTable::parse(&src).expect("seek table");
+                checked.verify_seek_table(&t, &src).expect("verify");
+                t
+            })
+            .collect();
+        let unverified: Vec<SeekTable> = stored
+            .iter()
+            .map(|s| SeekTable::parse(&[IoSlice::new(s)]).expect("seek table"))
+            .collect();
+        let mut c: Vec<Seekable<'_>> = stored
+            .iter()
+            .map(|s| {
+                let mut z = Seekable::create();
+                z.init_buff(s).expect("C seekable");
+                z
+            })
+            .collect();
+        let names = ["c_kept", "one_off", "kept", "kept_checked"];
+        let mut read = |v: usize, at: usize, buf: &mut [u8]| {
+            let (e, off) = (at / EXTENT, (at % EXTENT) as u64);
+            let src = [IoSlice::new(&stored[e])];
+            let n = match v {
+                0 => c[e].decompress(buf, off).expect("C read"),
+                1 => plain
+                    .decompress_range(&src, &mut [Segment::new(off, buf)])
+                    .expect("read"),
+                2 => plain
+                    .decompress_seekable(&unverified[e], &src, &mut [Segment::new(off, buf)])
+                    .expect("read"),
+                _ => checked
+                    .decompress_seekable(&tables[e], &src, &mut [Segment::new(off, buf)])
+                    .expect("read"),
+            };
+            black_box(n);
+        };
+        let mut buf = vec![0u8; PAGE];
+        for (v, name) in names.iter().enumerate() {
+            for &at in &offs {
+                buf.fill(0xEE);
+                read(v, at, &mut buf);
+                assert!(buf == data[at..at + PAGE], "{writer} {name} wrong at {at}");
+            }
+        }
+        // SEEK_REFERENCE_CALLGRIND=<file>/<variant>: that variant's reads only, inside
+        // `callgrind_loop`.
+        if let Ok(spec) = std::env::var("SEEK_REFERENCE_CALLGRIND") {
+            let (file, name) = spec.split_once('/').expect("<file>/<variant>");
+            if file == writer {
+                let v = names.iter().position(|n| *n == name).expect("variant");
+                let mut i = 0;
+                callgrind_loop(reads, &mut || {
+                    read(v, offs[i % READS], &mut buf);
+                    i += 1;
+                });
+                println!("{spec}: {reads} reads in callgrind_loop");
+            }
+            continue;
+        }
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        for round in 0..rounds + 1 {
+            for k in 0..names.len() {
+                let v = (k + round) % names.len();
+                let start = Instant::now();
+                for i in 0..reads {
+                    read(v, offs[(i + round * 7) % READS], &mut buf);
+                }
+                let t = start.elapsed().as_secs_f64() * 1e6 / reads as f64;
+                if round > 0 {
+                    times[v].push(t);
+                }
+            }
+        }
+        for (v, name) in names.iter().enumerate() {
+            let ratios: Vec<f64> = times[v].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
+            let (lo, hi) = ratios
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+            println!(
+                "| {writer} | {name} | {:.2} | {:.3} | {lo:.3}–{hi:.3} |",
+                median(times[v].clone()),
+                median(ratios)
+            );
+        }
+    }
+}
+
 fn main() {
     let tfm = Acomp::new("zstd").expect("zstd");
     let data = corpus();
+    if let Ok(rounds) = std::env::var("SEEK_REFERENCE") {
+        reference(&data, rounds.parse().expect("rounds"));
+        return;
+    }
     let variants: Vec<Variant> = VARIANTS
         .iter()
         .map(|n| Variant::new(&tfm, n, &data))

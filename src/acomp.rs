@@ -8,8 +8,9 @@ use crate::alg::lz4::Lz4;
 use crate::alg::zstd::Zstd;
 use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
-use crate::route::{Transform, route};
+use crate::route::route;
 use crate::segment;
+use crate::transform::Transform;
 use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 
 /// A compression transform: the counterpart of the kernel's `struct crypto_acomp`.
@@ -35,7 +36,7 @@ use crate::{Error, Lz4Params, Segment, Stats, Walk, ZstdParams};
 /// # Ok::<(), acomp::Error>(())
 /// ```
 pub struct Acomp {
-    inner: Box<dyn Transform>,
+    pub(crate) inner: Box<dyn Transform>,
 }
 
 /// Which algorithm a transform runs ([`Acomp::codec`]).
@@ -247,8 +248,24 @@ impl Acomp {
     /// - A seekable source's table is checked whole on every read: its frame (magic, size,
     ///   descriptor), its entries' compressed sizes against the source, each frame's header
     ///   against its entry's content size where the header declares one (acomp's frames
-    ///   do). A frame that declares none is held to its entry where the read decodes it to
-    ///   its end. The reads decode nothing of the frames they do not touch.
+    ///   do). A frame that declares none (zstd's C writer and pyzstd write them so) is held
+    ///   to its entry only where a read decodes it to its end; its entry also places every
+    ///   frame after it. Unchecked, the reads decode nothing of the frames they do not
+    ///   touch. For many reads of one source, parse the table once
+    ///   ([`SeekTable`](crate::SeekTable), [`decompress_seekable`](Acomp::decompress_seekable)).
+    /// - **What an unchecked read cannot see** (the default parameters): anything past the
+    ///   point where it stops (the rest of the frame: a fault there, a frame longer than its
+    ///   header or entry says), a change inside the content that keeps the format valid
+    ///   (there is no checksum to check), and, in a seekable source, an entry before the
+    ///   read that lies about the size of a frame that declares none: the read returns the
+    ///   right frame's bytes at the wrong place (a read that reaches that frame's end sees
+    ///   it, as does a checked read). What it always sees: every fault of the frame header,
+    ///   of the blocks it decodes, and of the seek table's structure and declared sizes.
+    /// - **What a checked read adds** on a seekable source: before the frames it touches, it
+    ///   decodes every earlier frame whose header declares no content size, to confirm its
+    ///   entry (a read at the end of a C- or pyzstd-written file decodes the whole file; a
+    ///   verified [`SeekTable`](crate::SeekTable) pays this once). A lie is `EBADMSG`, even
+    ///   where two entries' lies cancel out.
     /// - The first frame's header is always checked, even with no segments to fill.
     /// - After any error the segments are zero-filled: no partial output is left in them.
     /// - Zero-length segments count for the order too: one inside another segment is

@@ -15,7 +15,7 @@
 //! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
 //! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, into the bio's pages at an offset | [`Acomp::decompress_range`] into [`Segment`]s |
-//! | zstd's seekable format (`contrib/seekable_format`), pyzstd's `SeekableZstdFile` | [`Acomp::compress_seekable_to_vec`], [`Acomp::compress_seekable`]; range reads decode only the frames they touch |
+//! | zstd's seekable format (`contrib/seekable_format`), pyzstd's `SeekableZstdFile` | [`Acomp::compress_seekable_to_vec`], [`Acomp::compress_seekable`]; range reads decode only the frames they touch; a table parsed once for many reads: [`SeekTable`] (`ZSTD_seekable`), [`Acomp::decompress_seekable`], [`Acomp::verify_seek_table`] |
 //! | `LZ4_decompress_safe` on one buffer, no transform | [`lz4::decompress_block`], [`lz4::block_content_size`] |
 //!
 //! # The contract
@@ -40,7 +40,11 @@
 //!   ([`ZstdParams::content_size`]`(false)`). With
 //!   [`ZstdParams::checksum`]`(true)` every frame ends with XXH64 of its content (the low
 //!   32 bits), and any such change is `EBADMSG` but for one in 2^32 (a range read too:
-//!   with the checksum on, it decodes each frame it touches to its end). The checksum costs
+//!   with the checksum on, it decodes each frame it touches to its end, and in a seekable
+//!   source confirms every seek table entry it depends on, so that it never returns a
+//!   frame's bytes at the wrong place, whoever wrote the file). A range read without the
+//!   checksum sees nothing past the point where it stops ([`Acomp::decompress_range`]
+//!   lists what it cannot see). The checksum costs
 //!   about 4,100 instructions per 4 KiB page each way (XXH64 runs at about one
 //!   instruction a byte) and 4 bytes per frame; it is off by default, as in the kernel's
 //!   zstd, zram and zswap, whose pages never leave memory. Turn it on where frames cross
@@ -199,6 +203,7 @@ mod segment;
 mod stats;
 #[allow(unsafe_code)]
 mod sys;
+mod transform;
 mod walk;
 pub mod zstd;
 
@@ -206,6 +211,7 @@ pub use crate::acomp::{Acomp, Codec};
 pub use crate::alg::lz4::params::Lz4Params;
 pub use crate::alg::zstd::dictionary::Dictionary;
 pub use crate::alg::zstd::params::ZstdParams;
+pub use crate::alg::zstd::seekable::kept::SeekTable;
 pub use crate::error::{Error, ErrorKind};
 // A caller learns the path of a request from `Request::path`.
 pub use crate::path::Path;
@@ -239,4 +245,5 @@ fn _assert_send_sync() {
     assert::<Stats>();
     assert::<ZstdParams>();
     assert::<Dictionary>();
+    assert::<SeekTable>();
 }

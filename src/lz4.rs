@@ -21,10 +21,10 @@
 //! | a destination too small for a valid block | an error, no size | `ENOSPC` with the exact size `needed` |
 
 use crate::Error;
-use crate::alg::lz4::block;
 pub use crate::alg::lz4::params::{
     ACCELERATION_MAX, DEFAULT_ACCELERATION, DEFAULT_REQUEST_MAX, REQUEST_MAX_LIMIT,
 };
+use crate::alg::lz4::{Stop, block};
 
 /// acomp's LZ4 block decoder called directly, without a transform (no workspace, no lock,
 /// no request limit, one slice each side): decodes the raw block `src` into the front of
@@ -51,8 +51,8 @@ pub fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
     }
     match block::decode_inline(src, dst) {
         Ok(n) => Ok(n),
-        Err(block::Stop::Corrupt(detail)) => Err(block::corrupt(src, detail)),
-        Err(block::Stop::Full) => Err(match block::measure(src) {
+        Err(Stop::Corrupt(detail)) => Err(block::corrupt(src, detail)),
+        Err(Stop::Full) => Err(match block::measure(src) {
             Ok(n) => Error::NoSpace {
                 needed: Some(n),
                 capacity: dst.len(),

@@ -1,11 +1,13 @@
-//! The seekable writer: content cut into independent zstd frames with zstd's seek table
-//! after them (the format: `alg/zstd/seekable/`), so that a range read decodes only the
-//! frames it touches.
+//! The seekable format's calls: the writer (content cut into independent zstd frames with
+//! zstd's seek table after them, the format: `alg/zstd/seekable/`), so that a range read
+//! decodes only the frames it touches; and the reads through a seek table the caller keeps
+//! ([`SeekTable`]).
 
 use std::io::{IoSlice, IoSliceMut};
 
 use crate::alg::zstd::seekable::{self, Entry, MAX_FRAME_CONTENT, MAX_FRAMES};
-use crate::{Acomp, Error};
+use crate::pool::RequestKind;
+use crate::{Acomp, Error, SeekTable, Segment, Walk, segment};
 
 /// Bytes of a frame header's first two fields: magic and frame header descriptor, whose
 /// bit 2 is `Content_Checksum_Flag` (RFC 8878 §3.1.1.1.1).
@@ -116,6 +118,84 @@ impl Acomp {
                 0
             });
         bound.saturating_add(seekable::table_bytes(frames, true))
+    }
+
+    /// Reads a byte range of a seekable source through its kept [`SeekTable`], as
+    /// [`decompress_range`](Acomp::decompress_range) reads it (the same segments, the same
+    /// result, the same zero fill), without reading or checking the table again: a binary
+    /// search finds the first frame a segment touches, and only the frames the segments
+    /// touch are decoded. The source must be the one the table was parsed from: its length
+    /// and its seek table are compared with the table's on every read (12 bytes per frame
+    /// with checksums, 8 without).
+    ///
+    /// - **Unchecked** (the default parameters): each frame is decoded up to the last byte
+    ///   the segments take (to its end where they reach it, then held to its entry's size).
+    ///   What such a read cannot see: a change inside the frame past where it stops, and,
+    ///   through a table that is not confirmed ([`SeekTable::is_confirmed`]), an earlier
+    ///   entry that lies about the size of a frame whose header declares none (the bytes
+    ///   come from the right frame at the wrong place).
+    /// - **Checked** ([`ZstdParams::checksum`](crate::ZstdParams::checksum)`(true)`): each
+    ///   frame the read touches is decoded to its end and held to its entry (content size,
+    ///   the table's checksum where it has them, the frame's own checksum where it has
+    ///   one), and the entries before it that are not yet confirmed are confirmed first,
+    ///   by decoding their frames (once: the table keeps what it learnt). So a checked read
+    ///   never returns `Ok` with bytes other than the writer's, whoever wrote the file,
+    ///   but for one in 2^32 where a frame's content changed and it carries a checksum
+    ///   (with none, the frame or the table, a change inside a frame's content that keeps
+    ///   the format valid decodes as other bytes: the crate docs' contract). Through a
+    ///   table [`verify_seek_table`](Acomp::verify_seek_table) has verified, or one whose
+    ///   frames all declare their sizes (acomp's), it costs what a checked read of one
+    ///   frame costs.
+    ///
+    /// # Errors
+    ///
+    /// As [`decompress_range`](Acomp::decompress_range), and
+    /// [`Error::InvalidParameter`] (`EINVAL`) for a source whose length or seek table
+    /// differs from the table's (it changed under the table: parse it again), or a
+    /// transform other than zstd. After any error the segments are zero-filled.
+    pub fn decompress_seekable(
+        &self,
+        table: &SeekTable,
+        src: &[IoSlice<'_>],
+        segments: &mut [Segment<'_>],
+    ) -> Result<usize, Error> {
+        let mut walk = Walk::new(src, &mut []);
+        let refusal = segment::validate(segments)
+            .err()
+            .or_else(|| table.check_source(&walk).err());
+        let res = match refusal {
+            None => self.inner.seekable(&mut walk, table, segments, false),
+            Some(e) => Err(self.inner.refuse(RequestKind::Range, e)),
+        };
+        let end = res.as_ref().map_or(0, |&end| end);
+        let delivered = segment::finish(segments, end);
+        res.map(|_| delivered)
+    }
+
+    /// Verifies a kept [`SeekTable`] against its source in one decode pass: every frame
+    /// decoded to its end and held to its entry (content size, the table's checksum where
+    /// it has them, the frame's own checksum where it has one), whatever the transform's
+    /// [`checksum`](crate::ZstdParams::checksum) setting. Afterwards
+    /// [`SeekTable::is_verified`] is true, and checked reads through the table confirm
+    /// nothing more: on frames that do not declare their content size (zstd's C writer,
+    /// pyzstd) they cost what they cost on acomp's own. Verify once, where the source is
+    /// read many times; a one-off read needs none.
+    ///
+    /// # Errors
+    ///
+    /// The first fault met, as a read of the whole content would meet it
+    /// ([`decompress_range`](Acomp::decompress_range)'s errors; a frame whose content
+    /// disagrees with its entry's size or checksum is [`Error::Corrupt`]), and
+    /// `decompress_seekable`'s refusal of another source. The table is then not verified.
+    pub fn verify_seek_table(&self, table: &SeekTable, src: &[IoSlice<'_>]) -> Result<(), Error> {
+        let mut walk = Walk::new(src, &mut []);
+        match table.check_source(&walk) {
+            Ok(()) => self
+                .inner
+                .seekable(&mut walk, table, &mut [], true)
+                .map(|_| ()),
+            Err(e) => Err(self.inner.refuse(RequestKind::Range, e)),
+        }
     }
 
     /// Appends the frames and the seek table to `dst`; returns the bytes appended.

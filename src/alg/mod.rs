@@ -135,6 +135,33 @@ pub trait Algorithm: Send + Sync + 'static {
         })
     }
 
+    /// A range read of a seekable source through a seek table the caller keeps
+    /// ([`SeekTable`](crate::SeekTable)), the source already matched to the table and the
+    /// segments checked; with `verify`, no read but the verification pass (every frame
+    /// decoded whole and held to its entry; the segments are empty). Returns the extent
+    /// offset where decoding stopped, as [`decompress_range`](Algorithm::decompress_range).
+    ///
+    /// # Errors
+    ///
+    /// Any kind of [`Error`]. The default refuses with [`Error::InvalidParameter`]: the
+    /// seekable format is zstd's.
+    fn decompress_seekable(
+        &self,
+        ws: &mut Self::Workspace,
+        walk: &mut Walk<'_, '_>,
+        table: &crate::SeekTable,
+        segments: &mut [Segment<'_>],
+        verify: bool,
+    ) -> Result<u64, Error> {
+        let _ = (ws, walk, table, segments, verify);
+        Err(Error::InvalidParameter {
+            reason: format!(
+                "the seekable format is zstd's; this transform is {}",
+                self.name()
+            ),
+        })
+    }
+
     /// The largest output compressing `slen` bytes can give, in bytes: a destination this
     /// large never fails with `ENOSPC` (for zstd, `ZSTD_compressBound`).
     fn compress_bound(&self, slen: usize) -> usize;

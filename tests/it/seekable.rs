@@ -6,7 +6,7 @@ use std::io::{IoSlice, IoSliceMut};
 
 use crate::common::surgery;
 use crate::common::*;
-use acomp::{Acomp, Error, Segment, ZstdParams};
+use acomp::{Acomp, Error, SeekTable, Segment, ZstdParams};
 use proptest::prelude::*;
 
 const SEEKABLE_MAGIC: u32 = 0x8F92_EAB1;
@@ -240,8 +240,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// A seekable source with bytes changed (most often in its table) or cut short: never a
-    /// panic, `Ok` with the same bytes or the same error on every cut, and the segments
-    /// zero-filled after an error.
+    /// panic, `Ok` with the same bytes or the same error on every cut and through a kept
+    /// table (verified or not), and the segments zero-filled after an error.
     #[test]
     fn damaged_sources_give_one_outcome_on_every_cut(
         seed in any::<u64>(),
@@ -273,6 +273,18 @@ proptest! {
                 (Ok(a), Ok(b)) => prop_assert!(a == b),
                 (Err(a), Err(b)) => prop_assert_eq!(a, b),
                 _ => prop_assert!(false, "{first:?} against {again:?} on {cut:?}"),
+            }
+        }
+        // A table kept from the damaged source (where it parses) reads as a one-off read
+        // does.
+        if let Ok(table) = SeekTable::parse(&[IoSlice::new(&src)]) {
+            for cut in [Cut::One, Cut::Random(seed)] {
+                let kept = read_kept(&tfm, &table, &src, cut, &ranges);
+                prop_assert!(kept == first, "{kept:?} against {first:?} on {cut:?}");
+            }
+            if tfm.verify_seek_table(&table, &[IoSlice::new(&src)]).is_ok() {
+                let kept = read_kept(&tfm, &table, &src, Cut::One, &ranges);
+                prop_assert!(kept == first, "verified: {kept:?} against {first:?}");
             }
         }
         if let Err(e) = &first {
@@ -632,8 +644,8 @@ fn segments_are_zeroed_after_an_error() {
     assert!(a.iter().chain(&b).all(|&x| x == 0));
 }
 
-/// pyzstd's `SeekableZstdFile` reads what acomp writes, and acomp's range reads read what
-/// pyzstd writes, byte for byte. Needs python3 with pyzstd (`.ci/run` installs it): skips
+/// pyzstd's `SeekableZstdFile` reads what acomp writes, and acomp's range reads (one-off
+/// and through kept tables) read what pyzstd writes, byte for byte. Needs python3 with pyzstd (`.ci/run` installs it): skips
 /// with a message without, fails under `CI=true`.
 #[test]
 fn pyzstd_reads_and_writes_the_same_format() {
@@ -687,15 +699,610 @@ with pyzstd.SeekableZstdFile(theirs, 'w', max_frame_content_size=40000) as f:
         tfm.content_size(&[IoSlice::new(&theirs)]).unwrap(),
         Some(300_000)
     );
+    // Through kept tables too: one not confirmed (pyzstd's frames declare no content
+    // size: checked reads confirm the entries), one verified.
+    let fresh = SeekTable::parse(&[IoSlice::new(&theirs)]).unwrap();
+    let verified = SeekTable::parse(&[IoSlice::new(&theirs)]).unwrap();
+    tfm.verify_seek_table(&verified, &[IoSlice::new(&theirs)])
+        .unwrap();
     for cut in [Cut::One, Cut::Random(11)] {
         for ranges in [
             vec![(0, 300_000)],
             vec![(39_999, 2), (150_000, 4096)],
             vec![(299_000, 4096)],
         ] {
+            let want = expected(&data, &ranges);
             for tfm in [&tfm, &Acomp::new("zstd").unwrap()] {
-                assert!(read(tfm, &theirs, cut, &ranges).unwrap() == expected(&data, &ranges));
+                assert!(read(tfm, &theirs, cut, &ranges).unwrap() == want);
+                for table in [&fresh, &verified] {
+                    assert!(read_kept(tfm, table, &theirs, cut, &ranges).unwrap() == want);
+                }
             }
         }
     }
+}
+
+/// A seekable source as zstd's C library writes it (`ZSTD_seekable_compressStream`, level
+/// 3, frames of `frame_bytes`): frames that declare no content size, checksums in the
+/// table where `checksum`.
+fn c_written(data: &[u8], frame_bytes: u32, checksum: bool) -> Vec<u8> {
+    use zstd_safe::seekable::SeekableCStream;
+    use zstd_safe::{InBuffer, OutBuffer};
+    let frames = data.len() / frame_bytes as usize + 2;
+    let mut out = vec![0u8; zstd_safe::compress_bound(data.len()) + 64 * frames];
+    let mut cs = SeekableCStream::create();
+    cs.init(3, checksum, frame_bytes).unwrap();
+    let mut output = OutBuffer::around(&mut out[..]);
+    let mut input = InBuffer::around(data);
+    while input.pos() < data.len() {
+        cs.compress_stream(&mut output, &mut input).unwrap();
+    }
+    while cs.end_stream(&mut output).unwrap() > 0 {}
+    let n = output.pos();
+    out.truncate(n);
+    out
+}
+
+/// Reads `ranges` through a kept table.
+fn read_kept(
+    tfm: &Acomp,
+    table: &SeekTable,
+    src: &[u8],
+    cut: Cut,
+    ranges: &[(u64, usize)],
+) -> Result<(usize, Vec<Vec<u8>>), Error> {
+    read_by(src, cut, ranges, |src, segs| {
+        tfm.decompress_seekable(table, src, segs)
+    })
+}
+
+/// `data` shifted: `Ok` with the bytes at `from`, as a read that a lying entry misplaced
+/// returns them.
+fn shifted(data: &[u8], from: usize, len: usize) -> (usize, Vec<Vec<u8>>) {
+    (len, vec![data[from..from + len].to_vec()])
+}
+
+const DISAGREES: Error = Error::Corrupt {
+    detail: "seek table entry contradicts its frame (content size or length)",
+};
+
+/// Issue 39: C-written files (frames that declare no content size) whose table lies about
+/// an earlier entry's decompressed size by one byte. A checked read never returns `Ok`
+/// with other bytes: it confirms the entries before it (decoding their frames) and finds
+/// the lie; an unchecked read that stops early returns the misplaced bytes (the documented
+/// price), exactly these. The same through a kept table.
+#[test]
+fn checked_reads_confirm_the_entries_before_them() {
+    let data = letters(131_072, 12);
+    let checked = summed();
+    let plain = Acomp::new("zstd").unwrap();
+    for sums in [false, true] {
+        let src = c_written(&data, 16384, sums);
+        let (frames, entries) = parse(&src);
+        assert_eq!(entries.len(), 9, "{entries:?}");
+        let descriptor = if sums { 0x80 } else { 0 };
+        let lie = |f: &dyn Fn(&mut Vec<Entry>)| {
+            let mut e = entries.clone();
+            f(&mut e);
+            build(&frames, &e, descriptor)
+        };
+        // The file as written reads right, every way.
+        for ranges in [
+            vec![(110_592, 4096)],
+            vec![(98_304, 100)],
+            vec![(0, 131_072)],
+        ] {
+            let want = expected(&data, &ranges);
+            for tfm in [&checked, &plain] {
+                assert!(read(tfm, &src, Cut::One, &ranges).unwrap() == want);
+                let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+                assert!(read_kept(tfm, &table, &src, Cut::Random(3), &ranges).unwrap() == want);
+            }
+        }
+        // Entry 3 one byte too large, then too small (the sum changed): frames 4 to 7
+        // are placed one byte later, then earlier.
+        for (delta, shift) in [(1i64, -1i64), (-1, 1)] {
+            let bad = lie(&|e| e[3].1 = (i64::from(e[3].1) + delta) as u32);
+            for (off, len) in [(110_592u64, 4096usize), (98_304, 100)] {
+                let ranges = [(off, len)];
+                let what = format!("sums {sums}, entry 3 {delta:+}, {off}+{len}");
+                for cut in [Cut::One, Cut::Every(1000)] {
+                    assert_eq!(read(&checked, &bad, cut, &ranges), Err(DISAGREES), "{what}");
+                    // Unchecked, the read stops inside frame 6: misplaced bytes.
+                    let from = (off as i64 + shift) as usize;
+                    let got = read(&plain, &bad, cut, &ranges).unwrap();
+                    assert!(got == shifted(&data, from, len), "{what}");
+                    let table = SeekTable::parse(&[IoSlice::new(&bad)]).unwrap();
+                    assert_eq!(
+                        read_kept(&checked, &table, &bad, cut, &ranges),
+                        Err(DISAGREES),
+                        "{what}"
+                    );
+                    let got = read_kept(&plain, &table, &bad, cut, &ranges).unwrap();
+                    assert!(got == shifted(&data, from, len), "{what}");
+                    assert_eq!(
+                        checked.verify_seek_table(&table, &split(&bad, cut)),
+                        Err(DISAGREES)
+                    );
+                    assert!(!table.is_verified());
+                }
+            }
+        }
+        // Entries 2 and 3 trade a byte (the sum kept): only frame 3 is misplaced.
+        let bad = lie(&|e| {
+            e[2].1 += 1;
+            e[3].1 -= 1;
+        });
+        let table = SeekTable::parse(&[IoSlice::new(&bad)]).unwrap();
+        let across = [(50_000, 4096)]; // inside frame 3, stopping early
+        assert!(read(&plain, &bad, Cut::One, &across).unwrap() == shifted(&data, 49_999, 4096));
+        assert!(
+            read_kept(&plain, &table, &bad, Cut::One, &across).unwrap()
+                == shifted(&data, 49_999, 4096)
+        );
+        // Unchecked reads see the lie where they decode frame 3 to its end.
+        let to_end = [(60_000, 5536)];
+        assert_eq!(read(&plain, &bad, Cut::One, &to_end), Err(DISAGREES));
+        assert_eq!(
+            read_kept(&plain, &table, &bad, Cut::One, &to_end),
+            Err(DISAGREES)
+        );
+        // Checked reads refuse every read that depends on the lying entries, the later
+        // frames too, where the lies cancel out.
+        for ranges in [
+            vec![(50_000, 4096)],
+            vec![(90_000, 10)],
+            vec![(200_000, 10)],
+        ] {
+            assert_eq!(read(&checked, &bad, Cut::One, &ranges), Err(DISAGREES));
+            assert_eq!(
+                read_kept(&checked, &table, &bad, Cut::One, &ranges),
+                Err(DISAGREES)
+            );
+        }
+        // What is before the lie reads right.
+        let before = [(20_000, 8000)];
+        assert!(read(&checked, &bad, Cut::One, &before).unwrap() == expected(&data, &before));
+        assert_eq!(
+            checked.verify_seek_table(&table, &[IoSlice::new(&bad)]),
+            Err(DISAGREES)
+        );
+    }
+}
+
+/// A verified table: checked reads through it confirm nothing more (a frame before the
+/// read, changed after the verification, is not decoded again), and read right; the
+/// verification pass itself decodes every frame (a lie anywhere, a changed frame, a
+/// checksum that does not match: refused, the table not verified).
+#[test]
+fn verification_confirms_every_entry_once() {
+    let data = letters(131_072, 13);
+    let checked = summed();
+    let plain = Acomp::new("zstd").unwrap();
+    for sums in [false, true] {
+        let src = c_written(&data, 16384, sums);
+        let (frames, entries) = parse(&src);
+        let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+        assert_eq!((table.frames(), table.content_size()), (9, 131_072)); // the last empty
+        assert!(!table.is_verified() && !table.is_confirmed());
+        // The unchecked transform verifies as thoroughly: it is one pass whatever the
+        // parameters.
+        plain
+            .verify_seek_table(&table, &split(&src, Cut::Every(777)))
+            .unwrap();
+        assert!(table.is_verified() && table.is_confirmed());
+        // Frame 0 changed after the verification (its magic number: wrong with or
+        // without checksums), the table left as it was: a checked read of frame 5 does
+        // not decode it again (what was confirmed stands); a read of frame 0 meets it.
+        let mut changed = src.clone();
+        changed[0] ^= 0xFF;
+        let later = [(90_000, 4096)];
+        let got = read_kept(&checked, &table, &changed, Cut::One, &later).unwrap();
+        assert!(got == expected(&data, &later));
+        assert_eq!(
+            read_kept(&checked, &table, &changed, Cut::One, &[(100, 10)])
+                .unwrap_err()
+                .errno(),
+            libc::EBADMSG
+        );
+        // A table not confirmed decodes frames 0 to 4 for that read, and meets it.
+        let lazy = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+        let err = read_kept(&checked, &lazy, &changed, Cut::One, &later).unwrap_err();
+        assert_eq!(err.errno(), libc::EBADMSG);
+        assert!(!lazy.is_confirmed());
+        // A checked read confirms what it decodes and keeps it: after one read of the
+        // last frames, the whole table.
+        let last = [(130_000, 2000)]; // to the end, and past it
+        let got = read_kept(&checked, &lazy, &src, Cut::One, &last).unwrap();
+        assert!(got == expected(&data, &last));
+        assert!(lazy.is_confirmed() && !lazy.is_verified());
+        let got = read_kept(&checked, &lazy, &changed, Cut::One, &later).unwrap();
+        assert!(got == expected(&data, &later));
+        // The verification decodes every frame: a changed frame anywhere is refused (the
+        // table parsed before the change).
+        let sixth: usize = entries[..6].iter().map(|e| e.0 as usize).sum();
+        let mut at = vec![0, sixth];
+        if sums {
+            at.push(sixth + entries[6].0 as usize / 2); // inside: only checksums see it
+        }
+        for at in at {
+            let mut bad = src.clone();
+            bad[at] ^= 0x20;
+            let t = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+            let err = plain.verify_seek_table(&t, &[IoSlice::new(&bad)]);
+            assert_eq!(err.unwrap_err().errno(), libc::EBADMSG, "byte {at}");
+            assert!(!t.is_verified());
+        }
+        if sums {
+            let mut e = entries.clone();
+            e[6].2 = Some(e[6].2.unwrap() ^ 1);
+            let bad = build(&frames, &e, 0x80);
+            let t = SeekTable::parse(&[IoSlice::new(&bad)]).unwrap();
+            assert_eq!(
+                plain.verify_seek_table(&t, &[IoSlice::new(&bad)]),
+                Err(Error::Corrupt {
+                    detail: "seek table checksum does not match the frame's content",
+                })
+            );
+        }
+    }
+    // acomp's own frames declare their sizes: confirmed by the parse.
+    let mut own = Vec::new();
+    checked
+        .compress_seekable_to_vec(&data, 16384, &mut own)
+        .unwrap();
+    let table = SeekTable::parse(&[IoSlice::new(&own)]).unwrap();
+    assert!(table.is_confirmed() && !table.is_verified());
+}
+
+/// A kept table used with a source that changed under it: a source of another length, or
+/// whose seek table differs in any byte, is refused (`EINVAL`, naming why and what to
+/// do), the segments zero-filled; a change inside the frames, the table kept, is a corrupt
+/// source like any (`EBADMSG` where a read decodes it).
+#[test]
+fn a_kept_table_refuses_a_source_that_changed() {
+    let data = letters(65_536, 14);
+    let tfm = summed();
+    let mut src = Vec::new();
+    tfm.compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
+    let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+    let (frames, entries) = parse(&src);
+    let other = Error::InvalidParameter {
+        reason: "the source's length or seek table differs from the one this SeekTable was \
+                 parsed from: the source changed; parse its table again (SeekTable::parse)"
+            .into(),
+    };
+    let mut longer = src.clone();
+    longer.push(0);
+    let mut new_data = data.clone();
+    new_data[20_000] ^= 1;
+    let mut rewritten = Vec::new(); // another extent: other sizes, other table
+    tfm.compress_seekable_to_vec(&new_data[..60_000], 16384, &mut rewritten)
+        .unwrap();
+    let mut changed_entry = src.clone();
+    changed_entry[frames.len() + 8 + 12 + 4] ^= 1; // entry 1's decompressed size
+    let mut changed_sum = src.clone();
+    changed_sum[frames.len() + 8 + 8] ^= 1; // entry 0's checksum
+    let mut changed_footer = src.clone();
+    let n = src.len();
+    changed_footer[n - 5] |= 0x01; // an unused descriptor bit
+    for (what, bad) in [
+        ("a byte longer", &longer),
+        ("shorter", &src[..n - 1].to_vec()),
+        ("rewritten", &rewritten),
+        ("an entry's size", &changed_entry),
+        ("an entry's checksum", &changed_sum),
+        ("the footer", &changed_footer),
+    ] {
+        for cut in [Cut::One, Cut::Every(7), Cut::Random(5)] {
+            let mut buf = [0xEEu8; 100];
+            let mut segs = [Segment::new(100, &mut buf)];
+            let got = tfm.decompress_seekable(&table, &split(bad, cut), &mut segs);
+            assert_eq!(got, Err(other.clone()), "{what} {cut:?}");
+            assert_eq!(got.unwrap_err().errno(), libc::EINVAL);
+            assert!(buf.iter().all(|&b| b == 0), "{what}");
+            assert_eq!(
+                tfm.verify_seek_table(&table, &split(bad, cut)),
+                Err(other.clone())
+            );
+        }
+    }
+    // Inside a frame, the table kept: the read that decodes it fails, others read right.
+    let mut inside = src.clone();
+    inside[entries[0].0 as usize + entries[1].0 as usize / 2] ^= 0x10;
+    assert_eq!(
+        read_kept(&tfm, &table, &inside, Cut::One, &[(20_000, 10)])
+            .unwrap_err()
+            .errno(),
+        libc::EBADMSG
+    );
+    let ranges = [(40_000, 4096)];
+    assert!(
+        read_kept(&tfm, &table, &inside, Cut::One, &ranges).unwrap() == expected(&data, &ranges)
+    );
+    // And the table reads its own source as it did.
+    assert!(
+        read_kept(&tfm, &table, &src, Cut::Every(3), &ranges).unwrap() == expected(&data, &ranges)
+    );
+}
+
+/// `SeekTable::parse` refuses what is not a seekable source, and a table that breaks the
+/// format, as a range read does; reads through it give what `decompress_range` gives.
+#[test]
+fn kept_tables_read_as_one_off_reads_do() {
+    let tfm = Acomp::new("zstd").unwrap();
+    assert_eq!(SeekTable::parse(&[]).unwrap_err(), Error::EmptySource);
+    let mut plain = Vec::new();
+    tfm.compress_to_vec(b"abc", &mut plain).unwrap();
+    assert_eq!(
+        SeekTable::parse(&[IoSlice::new(&plain)]).unwrap_err(),
+        Error::InvalidParameter {
+            reason: "not a seekable source: its last four bytes are not the seekable magic \
+                     number 0x8F92EAB1"
+                .into(),
+        }
+    );
+    let data = letters(70_000, 15);
+    let mut src = Vec::new();
+    tfm.compress_seekable_to_vec(&data, 10_000, &mut src)
+        .unwrap();
+    let (frames, entries) = parse(&src);
+    let mut e = entries.clone();
+    e[2].1 += 1;
+    assert_eq!(
+        SeekTable::parse(&[IoSlice::new(&build(&frames, &e, 0))]).unwrap_err(),
+        DISAGREES
+    );
+    let table = SeekTable::parse(&split(&src, Cut::Every(5))).unwrap();
+    let lz4 = Acomp::new("lz4").unwrap();
+    let mut buf = [0u8; 10];
+    let got = lz4.decompress_seekable(
+        &table,
+        &[IoSlice::new(&src)],
+        &mut [Segment::new(0, &mut buf)],
+    );
+    assert_eq!(got.unwrap_err().errno(), libc::EINVAL);
+    for checksum in [false, true] {
+        let tfm = Acomp::with_zstd(ZstdParams::default().checksum(checksum)).unwrap();
+        for ranges in [
+            vec![(0, 1)],
+            vec![(9_999, 2)],
+            vec![(100, 4096), (30_000, 25_000), (69_990, 100)],
+            vec![(5, 0), (10_000, 0), (10_000, 3), (50_000, 0)],
+            vec![(70_000, 10)],
+            vec![],
+        ] {
+            for cut in [Cut::One, Cut::Every(1), Cut::Random(7)] {
+                let want = read(&tfm, &src, cut, &ranges);
+                assert!(want.as_ref().unwrap() == &expected(&data, &ranges));
+                let got = read_kept(&tfm, &table, &src, cut, &ranges);
+                assert!(got == want, "{ranges:?} {cut:?}");
+            }
+        }
+        // Segments out of order: EINVAL, as a one-off read.
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        let mut segs = [Segment::new(8, &mut a), Segment::new(0, &mut b)];
+        let got = tfm.decompress_seekable(&table, &[IoSlice::new(&src)], &mut segs);
+        assert_eq!(got.unwrap_err().errno(), libc::EINVAL);
+    }
+}
+
+/// zstd's C library (contrib/seekable_format) and acomp agree on each other's files:
+/// random reads, through a kept table and one-off, checked and not, on both writers'
+/// files with and without checksums.
+#[test]
+fn the_c_library_reads_and_writes_the_same_format() {
+    use zstd_safe::seekable::Seekable;
+    let data = letters(200_000, 16);
+    let mut mismatches = 0;
+    for sums in [false, true] {
+        let tfm = Acomp::with_zstd(ZstdParams::default().checksum(sums)).unwrap();
+        let mut ours = Vec::new();
+        tfm.compress_seekable_to_vec(&data, 16384, &mut ours)
+            .unwrap();
+        for src in [ours, c_written(&data, 16384, sums)] {
+            let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+            tfm.verify_seek_table(&table, &[IoSlice::new(&src)])
+                .unwrap();
+            let mut c = Seekable::create();
+            c.init_buff(&src).unwrap();
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            for _ in 0..300 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let off = x % 200_100;
+                let len = (x >> 40) as usize % 40_000;
+                let mut theirs = vec![0u8; len];
+                let n = c.decompress(&mut theirs[..], off).unwrap();
+                let ranges = [(off, len)];
+                let mut want = expected(&data, &ranges);
+                theirs[n..].fill(0);
+                mismatches += usize::from(want.0 != n || want.1[0] != theirs);
+                want = (n, vec![theirs]);
+                mismatches += usize::from(read(&tfm, &src, Cut::One, &ranges).unwrap() != want);
+                let got = read_kept(&tfm, &table, &src, Cut::One, &ranges).unwrap();
+                mismatches += usize::from(got != want);
+            }
+        }
+    }
+    assert_eq!(mismatches, 0);
+}
+
+/// Frames that carry their own checksum (acomp's with `checksum(true)`): a checked read
+/// holds the table's checksum to the frame's (zstd checks the content against the frame's
+/// as it decodes), so a table checksum that differs is refused; and an unchecked read that
+/// stops inside such a frame (zstd told not to compute its checksum) leaves the workspace
+/// checking checksums for every request after it.
+#[test]
+fn table_checksums_against_frames_that_carry_their_own() {
+    let data = letters(65_536, 17);
+    let checked = summed();
+    let mut src = Vec::new();
+    checked
+        .compress_seekable_to_vec(&data, 16384, &mut src)
+        .unwrap();
+    let (frames, entries) = parse(&src);
+    let mut e = entries.clone();
+    e[1].2 = Some(e[1].2.unwrap() ^ 0x100);
+    let bad = build(&frames, &e, 0x80);
+    let mismatch = Error::Corrupt {
+        detail: "seek table checksum does not match the frame's content",
+    };
+    let table = SeekTable::parse(&[IoSlice::new(&bad)]).unwrap();
+    for cut in [Cut::One, Cut::Every(9)] {
+        for ranges in [vec![(16_384, 1)], vec![(20_000, 4096)], vec![(0, 65_536)]] {
+            assert_eq!(read(&checked, &bad, cut, &ranges), Err(mismatch.clone()));
+            let got = read_kept(&checked, &table, &bad, cut, &ranges);
+            assert_eq!(got, Err(mismatch.clone()));
+        }
+        let first = [(0, 16_384)];
+        assert!(read(&checked, &bad, cut, &first).unwrap() == expected(&data, &first));
+    }
+    assert_eq!(
+        checked.verify_seek_table(&table, &[IoSlice::new(&bad)]),
+        Err(mismatch)
+    );
+    // A frame whose checksum is wrong, read whole after reads that stopped early.
+    let plain = Acomp::new("zstd").unwrap();
+    let mut frame = Vec::new();
+    checked.compress_to_vec(&data, &mut frame).unwrap();
+    let n = frame.len();
+    frame[n - 1] ^= 1;
+    let good = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+    for _ in 0..50 {
+        let early = [(100, 100)];
+        assert!(read(&plain, &src, Cut::One, &early).unwrap() == expected(&data, &early));
+        let got = read_kept(&plain, &good, &src, Cut::One, &early).unwrap();
+        assert!(got == expected(&data, &early));
+        let mut back = Vec::new();
+        let err = plain.decompress_to_vec(&frame, &mut back, 1 << 20);
+        assert_eq!(err.unwrap_err().errno(), libc::EBADMSG);
+        let err = read(&plain, &frame, Cut::One, &[(0, 65_536)]);
+        assert_eq!(err.unwrap_err().errno(), libc::EBADMSG);
+    }
+}
+
+/// Issue 39's goal, kept inside the project: C-written files (frames without a declared
+/// content size), both checksum settings, many kinds of damage to the seek table (every
+/// entry's sizes off by one or a page, two entries trading sizes, entries swapped,
+/// checksums changed, the descriptor and the frame count changed); for each, reads at
+/// every frame boundary and inside frames, one-off and through a kept table (verified where
+/// the verification passes). A checked read never returns `Ok` with bytes other than the
+/// original's; every outcome is `Ok` or `EBADMSG`/`EINVAL`, never a panic.
+#[test]
+fn checked_reads_of_damaged_c_tables_never_return_other_bytes() {
+    let data = letters(131_072, 18);
+    let checked = summed();
+    let plain = Acomp::new("zstd").unwrap();
+    let mut reads: Vec<(u64, usize)> = Vec::new();
+    for k in 0..=8u64 {
+        let b = k * 16384;
+        for (off, len) in [(b, 4096), (b.saturating_sub(1), 2), (b + 100, 16384)] {
+            reads.push((off, len));
+        }
+    }
+    reads.extend([
+        (0, 131_072),
+        (131_000, 1000),
+        (200_000, 10),
+        (77_777, 33_333),
+    ]);
+    let mut cases = 0;
+    for sums in [false, true] {
+        let src = c_written(&data, 16384, sums);
+        let (frames, entries) = parse(&src);
+        let descriptor = if sums { 0x80 } else { 0 };
+        let mut damaged: Vec<(String, Vec<u8>)> = Vec::new();
+        let n = entries.len();
+        for i in 0..n {
+            for delta in [1i64, -1, 4096, -4096] {
+                let mut e = entries.clone();
+                e[i].1 = (i64::from(e[i].1) + delta).max(0) as u32;
+                damaged.push((
+                    format!("entry {i} size {delta:+}"),
+                    build(&frames, &e, descriptor),
+                ));
+                if i + 1 < n {
+                    e[i + 1].1 = (i64::from(e[i + 1].1) - delta).max(0) as u32;
+                    damaged.push((
+                        format!("entries {i}, +1 trade {delta}"),
+                        build(&frames, &e, descriptor),
+                    ));
+                }
+            }
+            for delta in [1i64, -1] {
+                let mut e = entries.clone();
+                e[i].0 = (i64::from(e[i].0) + delta) as u32;
+                if i + 1 < n {
+                    e[i + 1].0 = (i64::from(e[i + 1].0) - delta) as u32;
+                }
+                damaged.push((
+                    format!("entry {i} compressed {delta:+}"),
+                    build(&frames, &e, descriptor),
+                ));
+            }
+            if i + 1 < n {
+                let mut e = entries.clone();
+                e.swap(i, i + 1);
+                damaged.push((
+                    format!("entries {i}, +1 swapped"),
+                    build(&frames, &e, descriptor),
+                ));
+            }
+            if sums {
+                let mut e = entries.clone();
+                e[i].2 = Some(e[i].2.unwrap() ^ 1);
+                damaged.push((
+                    format!("entry {i} checksum"),
+                    build(&frames, &e, descriptor),
+                ));
+            }
+        }
+        // Checksums added (all 0: they lie), or a reserved bit set. (Without its
+        // checksums a table still tells the truth.)
+        let flag = if sums { 0x84 } else { 0x80 };
+        damaged.push(("descriptor".into(), build(&frames, &entries, flag)));
+        let mut fewer = entries.clone();
+        fewer.pop();
+        damaged.push(("a frame fewer".into(), build(&frames, &fewer, descriptor)));
+        let original = build(&frames, &entries, descriptor);
+        assert_eq!(original, src);
+        damaged.retain(|(_, bad)| *bad != original); // a change that changed nothing (the empty last frame's size below 0)
+        for (what, bad) in &damaged {
+            cases += 1;
+            let src = [IoSlice::new(bad)];
+            let table = SeekTable::parse(&src).ok();
+            let verified = table
+                .as_ref()
+                .is_some_and(|t| checked.verify_seek_table(t, &src).is_ok());
+            let fresh = SeekTable::parse(&src).ok();
+            for &(off, len) in &reads {
+                let ranges = [(off, len)];
+                let want = expected(&data, &ranges);
+                let mut outcomes = vec![read(&checked, bad, Cut::One, &ranges)];
+                if let Some(t) = &table {
+                    outcomes.push(read_kept(&checked, t, bad, Cut::One, &ranges));
+                }
+                if let Some(t) = &fresh {
+                    outcomes.push(read_kept(&checked, t, bad, Cut::One, &ranges));
+                }
+                for got in outcomes {
+                    match got {
+                        Ok(got) => assert!(got == want, "{what}: Ok with other bytes: {off}+{len}"),
+                        Err(e) => assert!([libc::EBADMSG, libc::EINVAL].contains(&e.errno())),
+                    }
+                }
+                // Unchecked: any outcome but a panic (the documented price).
+                let _ = read(&plain, bad, Cut::One, &ranges);
+                if let Some(t) = &fresh {
+                    let _ = read_kept(&plain, t, bad, Cut::One, &ranges);
+                }
+            }
+            // A table that lies is never verified.
+            assert!(!verified, "{what}: damaged table verified");
+        }
+    }
+    assert!(cases > 100, "{cases} cases");
 }

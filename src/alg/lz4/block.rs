@@ -15,6 +15,7 @@
 //! refuses a one-token block with a match nibble (`0f`) at a destination of 0 bytes only.
 //! The table is in `src/lz4.rs`.
 
+use super::Stop;
 use super::copy::{FOLLOW, copy_exact, copy_literals, copy_match};
 use super::fast::decode_fast;
 use crate::Error;
@@ -25,16 +26,6 @@ pub(super) const LAST_LITERALS: usize = 5;
 
 /// The last match starts at least this many bytes before the end of the output (`MFLIMIT`).
 pub(super) const MF_LIMIT: usize = 12;
-
-/// Why decoding stopped short of the block's end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
-    /// The block breaks the format here: no destination could take it.
-    Corrupt(&'static str),
-    /// The next literals or match do not fit the destination; the rest of the block is not
-    /// checked yet ([`measure`] does).
-    Full,
-}
 
 /// The block ends inside the length bytes of a literal run or a match.
 pub(super) const TRUNCATED_LENGTH: &str = "lz4 block ends inside a length";
@@ -122,7 +113,7 @@ pub(crate) fn decode_inline(src: &[u8], dst: &mut [u8]) -> Result<usize, Stop> {
                     copy_exact(d, input);
                     return end_of_block(op + lit, last_start, last_end).map_err(Stop::Corrupt);
                 }
-                copy_literals(&mut dst[op..], input, lit)?;
+                copy_literals(&mut dst[op..], input, lit).ok_or(Stop::Full)?;
             }
         }
         input = &input[lit..];

@@ -20,7 +20,6 @@
 //! A block that breaks either rule is refused, so bytes past the output change only on an
 //! error. Each copy below says which rule it leans on.
 
-use super::block::Stop;
 use crate::alg::repeat::repeat_match;
 pub(super) use crate::sys::lz4_copy::{FOLLOW, FOLLOW_WILD_LITERALS, Pattern, copy_long_match};
 
@@ -28,13 +27,9 @@ pub(super) use crate::sys::lz4_copy::{FOLLOW, FOLLOW_WILD_LITERALS, Pattern, cop
 const SHORT_MATCH: usize = 18;
 
 /// Copies the literal run `input[..lit]` to the front of `out`, where a match follows it
-/// (`lit < input.len()`).
-///
-/// # Errors
-///
-/// [`Stop::Full`] where the run does not fit `out`.
+/// (`lit < input.len()`). `None` where the run does not fit `out` (nothing is copied).
 #[inline(always)]
-pub(super) fn copy_literals(out: &mut [u8], input: &[u8], lit: usize) -> Result<(), Stop> {
+pub(super) fn copy_literals(out: &mut [u8], input: &[u8], lit: usize) -> Option<()> {
     debug_assert!(lit < input.len());
     let wild = lit.next_multiple_of(32);
     if input.len() - lit >= FOLLOW_WILD_LITERALS && out.len() >= wild {
@@ -43,23 +38,23 @@ pub(super) fn copy_literals(out: &mut [u8], input: &[u8], lit: usize) -> Result<
         for (d, s) in d.chunks_exact_mut(32).zip(s.chunks_exact(32)) {
             d.copy_from_slice(s);
         }
-        return Ok(());
+        return Some(());
     }
     // `MFLIMIT`: 8 bytes from a run of up to 3, or 16 from one of 4 to 16, stay within the
     // 12 bytes of output after the match's start.
     if lit < 4 {
         if let (Some(d), Some(s)) = (out.first_chunk_mut::<8>(), input.first_chunk::<8>()) {
             *d = *s;
-            return Ok(());
+            return Some(());
         }
     } else if lit <= 16 {
         if let (Some(d), Some(s)) = (out.first_chunk_mut::<16>(), input.first_chunk::<16>()) {
             *d = *s;
-            return Ok(());
+            return Some(());
         }
     }
-    copy_exact(out.get_mut(..lit).ok_or(Stop::Full)?, &input[..lit]);
-    Ok(())
+    copy_exact(out.get_mut(..lit)?, &input[..lit]);
+    Some(())
 }
 
 /// Writes the match of `ml` bytes at `op`, copied from `offset` bytes back (`1 <= offset <=

@@ -1,8 +1,8 @@
 //! lz4 decompression: the one-shot path straight into the destination, and the linearised
 //! path for requests of several fragments, through buffers of the workspace.
 
-use super::block::{self, Stop};
 use super::{Lz4, Lz4Workspace, linear_src};
+use super::{Stop, block};
 use crate::alg::grow_buffer;
 use crate::{Error, Walk, sys};
 

@@ -53,6 +53,18 @@ pub(crate) mod fast;
 pub(crate) mod params;
 
 use self::params::Lz4Params;
+
+/// Why decoding a block stopped short of its end (`block.rs`); the helpers below it
+/// (`copy.rs`, `fast.rs`) know no error type, as lz4_flex keeps its errors in
+/// `block/mod.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The block breaks the format here: no destination could take it.
+    Corrupt(&'static str),
+    /// The next literals or match do not fit the destination; the rest of the block is not
+    /// checked yet ([`block::measure`] does).
+    Full,
+}
 use super::{Algorithm, Fragments, grow_buffer};
 use crate::Path;
 use crate::{Error, Walk, sys};

@@ -38,7 +38,7 @@ use self::params::ZstdParams;
 use super::{Algorithm, Fragments, grow_buffer};
 use crate::Dictionary;
 use crate::Path;
-use crate::{Error, Segment, Walk, probe};
+use crate::{Error, SeekTable, Segment, Walk, probe};
 
 /// Size of a workspace's scratch buffer: one page.
 const SCRATCH_BYTES: usize = 4096;
@@ -192,10 +192,33 @@ impl Algorithm for Zstd {
         let scratch = &mut ws.scratch;
         dctx.with(|dctx, dicts| {
             // A source that ends with a seek table: only the frames the segments touch.
-            if let Some(table) = seekable::SeekTable::find(walk)? {
+            if let Some(table) = seekable::TableFrame::find(walk)? {
                 return self.seekable_range(dctx, dicts, scratch, walk, &table, segments);
             }
             Zstd::decompress_range(self, dctx, dicts, scratch, walk, segments, None)
+        })
+    }
+
+    fn decompress_seekable(
+        &self,
+        ws: &mut ZstdWorkspace,
+        walk: &mut Walk<'_, '_>,
+        table: &SeekTable,
+        segments: &mut [Segment<'_>],
+        verify: bool,
+    ) -> Result<u64, Error> {
+        let dctx = context::get_or_create(&mut ws.dctx, || {
+            context::new_dctx(&self.params, &self.dicts)
+        })?;
+        let scratch = &mut ws.scratch;
+        dctx.with(|dctx, dicts| {
+            let mut decoder = seekable::Decoder {
+                zstd: self,
+                dctx,
+                dicts,
+                scratch,
+            };
+            decoder.kept(walk, table, segments, verify)
         })
     }
 
@@ -205,7 +228,7 @@ impl Algorithm for Zstd {
 
     fn content_size(&self, walk: &mut Walk<'_, '_>) -> Result<Option<u64>, Error> {
         // A source that ends with a seek table: the content of all its frames.
-        if let Some(table) = seekable::SeekTable::find(walk)? {
+        if let Some(table) = seekable::TableFrame::find(walk)? {
             return table.content_size(walk).map(Some);
         }
         frame::content_size(walk)
@@ -222,6 +245,8 @@ impl Algorithm for Zstd {
         if let Some(d) = ws.dctx.as_mut() {
             d.with(|d, _| {
                 let _ = d.reset(ResetDirective::SessionOnly);
+                // A seekable read that failed between setting and clearing it.
+                let _ = d.set_parameter(zstd_safe::DParameter::ForceIgnoreChecksum(false));
             });
         }
     }

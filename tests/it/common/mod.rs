@@ -404,13 +404,26 @@ pub fn read(
     cut: Cut,
     ranges: &[(u64, usize)],
 ) -> Result<(usize, Vec<Vec<u8>>), Error> {
+    read_by(frame, cut, ranges, |src, segs| {
+        tfm.decompress_range(src, segs)
+    })
+}
+
+/// [`read`] by any range read call (`decompress_range`, or `decompress_seekable` through a
+/// kept table).
+pub fn read_by(
+    frame: &[u8],
+    cut: Cut,
+    ranges: &[(u64, usize)],
+    call: impl FnOnce(&[IoSlice<'_>], &mut [acomp::Segment<'_>]) -> Result<usize, Error>,
+) -> Result<(usize, Vec<Vec<u8>>), Error> {
     let mut bufs: Vec<Vec<u8>> = ranges.iter().map(|&(_, len)| vec![0xEE; len]).collect();
     let mut segs: Vec<acomp::Segment<'_>> = bufs
         .iter_mut()
         .zip(ranges)
         .map(|(b, &(off, _))| acomp::Segment::new(off, b))
         .collect();
-    let n = tfm.decompress_range(&split(frame, cut), &mut segs)?;
+    let n = call(&split(frame, cut), &mut segs)?;
     drop(segs);
     Ok((n, bufs))
 }

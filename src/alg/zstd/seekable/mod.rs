@@ -18,7 +18,10 @@
 //! from then on, a table that breaks the format, or contradicts the frames before it, is
 //! `EBADMSG`.
 
+pub(crate) mod kept;
 mod read;
+
+pub(crate) use read::Decoder;
 
 use std::io::IoSlice;
 
@@ -91,14 +94,51 @@ pub(crate) fn write_table(entries: &[Entry], dst: &mut Vec<u8>) {
     dst.extend_from_slice(&SEEKABLE_MAGIC.to_le_bytes());
 }
 
+/// One frame as a read sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    /// Where its bytes start in the source.
+    pub(crate) start: usize,
+    /// `Compressed_Size`.
+    pub(crate) size: usize,
+    /// Where its content starts in the extent: the sum of the entries before it.
+    pub(crate) content_start: u64,
+    /// `Decompressed_Size`.
+    pub(crate) content: u64,
+    /// The entry's checksum, where the table has them.
+    pub(crate) checksum: Option<u32>,
+    /// Whether the entry's content size is confirmed: by the frame's header, which declares
+    /// it, or by an earlier decode of the frame (a kept table's).
+    pub(crate) confirmed: bool,
+    /// Whether the frame's header declares its content size (checked against the entry).
+    pub(crate) declared: bool,
+}
+
 /// A seek table found at the end of a source, its frame checked (magic, size, footer); the
 /// entries are read on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SeekTable {
+pub(crate) struct TableFrame {
     frames: u32,
     checksums: bool,
     /// Bytes of the source before the table: the frames the entries describe.
     data: usize,
+}
+
+impl TableFrame {
+    /// Bytes of the source before the table: the frames.
+    pub(crate) fn data(&self) -> usize {
+        self.data
+    }
+
+    /// The number of entries.
+    pub(crate) fn frames(&self) -> u32 {
+        self.frames
+    }
+
+    /// Whether the entries carry checksums.
+    pub(crate) fn checksums(&self) -> bool {
+        self.checksums
+    }
 }
 
 /// The footer's descriptor sets a reserved bit.
@@ -131,13 +171,13 @@ const FRAME_OVER_LIMIT: Error = Error::Corrupt {
     detail: "seek table lists a frame of more than 1 GiB of content (the format's limit)",
 };
 
-impl SeekTable {
+impl TableFrame {
     /// The seek table at the end of the walk's source (the walk at its start), where its
     /// last four bytes are the seekable magic number; `Ok(None)` where they are not (a
     /// plain source: one read of four bytes). A table whose frame is malformed or
     /// longer than the source is `EBADMSG`.
     #[inline]
-    pub(crate) fn find(walk: &Walk<'_, '_>) -> Result<Option<SeekTable>, Error> {
+    pub(crate) fn find(walk: &Walk<'_, '_>) -> Result<Option<TableFrame>, Error> {
         let src = walk.src_fragments();
         let len = walk.slen();
         let mut magic = [0u8; 4];
@@ -148,11 +188,11 @@ impl SeekTable {
         if u32::from_le_bytes(magic) != SEEKABLE_MAGIC {
             return Ok(None);
         }
-        SeekTable::parse(src, len).map(Some)
+        TableFrame::parse(src, len).map(Some)
     }
 
     #[cold]
-    fn parse(src: &[IoSlice<'_>], len: usize) -> Result<SeekTable, Error> {
+    fn parse(src: &[IoSlice<'_>], len: usize) -> Result<TableFrame, Error> {
         let mut footer = [0u8; FOOTER];
         read_at(src, len, len - FOOTER, &mut footer);
         let frames = u32::from_le_bytes(footer[..4].try_into().expect("4 bytes"));
@@ -175,7 +215,7 @@ impl SeekTable {
         if magic != SEEK_TABLE_MAGIC || size as usize != bytes - SKIPPABLE_HEADER {
             return Err(NO_TABLE_FRAME);
         }
-        Ok(SeekTable {
+        Ok(TableFrame {
             frames,
             checksums,
             data: len - bytes,
@@ -199,7 +239,17 @@ impl SeekTable {
     /// declares, where it declares one, the entry's content size, and none lists more than
     /// [`MAX_FRAME_CONTENT`]. Reads each frame's header, nothing past it.
     pub(crate) fn content_size(&self, walk: &Walk<'_, '_>) -> Result<u64, Error> {
-        let src = walk.src_fragments();
+        self.check(walk.src_fragments(), |_, _| {})
+    }
+
+    /// [`content_size`](TableFrame::content_size), calling `seen` with each entry and
+    /// whether its frame's header declares its content size (then checked against the
+    /// entry): an entry whose frame declares none is confirmed only by decoding the frame.
+    pub(crate) fn check(
+        &self,
+        src: &[IoSlice<'_>],
+        mut seen: impl FnMut(Entry, bool),
+    ) -> Result<u64, Error> {
         let mut frames = Walk::new(src, &mut []);
         let (mut compressed, mut content) = (0u64, 0u64);
         for e in self.entries(src) {
@@ -228,6 +278,7 @@ impl SeekTable {
             if declared.is_some_and(|d| d != u64::from(e.content)) {
                 return Err(ENTRY_DISAGREES);
             }
+            seen(e, declared.is_some());
             skip(&mut frames, e.compressed as usize);
         }
         if compressed != self.data as u64 {
@@ -237,7 +288,7 @@ impl SeekTable {
     }
 }
 
-/// The entries of a [`SeekTable`], read one by one.
+/// The entries of a [`TableFrame`], read one by one.
 #[derive(Debug)]
 pub(crate) struct Entries<'w> {
     walk: Walk<'w, 'static>,
