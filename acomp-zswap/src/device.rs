@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 use parking_lot::Mutex;
 
+use crate::sys;
 use crate::{PAGE_SIZE, Page};
 
 /// A store of whole pages by key: the swap device behind the tier, where the shrinker
@@ -153,32 +153,11 @@ impl SwapFile {
 
     /// `pwritev` of neighbouring slots from `first`, finished page by page if short.
     fn write_run(&self, first: u64, pages: &[&Page]) -> io::Result<()> {
-        let iov: Vec<libc::iovec> = pages
-            .iter()
-            .map(|p| libc::iovec {
-                iov_base: p.as_ptr() as *mut libc::c_void,
-                iov_len: PAGE_SIZE,
-            })
-            .collect();
-        let mut done = 0usize;
-        // SAFETY: the iovecs point at live pages of PAGE_SIZE bytes that outlive the call;
-        // pwritev only reads them.
-        let n = unsafe {
-            libc::pwritev(
-                self.file.as_raw_fd(),
-                iov.as_ptr(),
-                iov.len().min(libc::c_int::MAX as usize) as libc::c_int,
-                Self::pos(first) as libc::off_t,
-            )
+        let mut done = match sys::pwritev_pages(&self.file, pages, Self::pos(first)) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => return Err(e),
         };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        } else {
-            done = n as usize;
-        }
         // A short write: the rest page by page (write_all_at retries what is left).
         let total = pages.len() * PAGE_SIZE;
         while done < total {
@@ -211,16 +190,7 @@ impl SwapDevice for SwapFile {
         };
         // The hole is punched before the slot is free, so that it cannot punch a page
         // written there after.
-        // SAFETY: fallocate on an open descriptor with a range inside the file.
-        let r = unsafe {
-            libc::fallocate(
-                self.file.as_raw_fd(),
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                Self::pos(slot) as libc::off_t,
-                PAGE_SIZE as libc::off_t,
-            )
-        };
-        let err = (r != 0).then(io::Error::last_os_error);
+        let err = sys::punch_hole(&self.file, Self::pos(slot), PAGE_SIZE as u64).err();
         self.slots.lock().free.push(slot);
         match err {
             // A file system without hole punching keeps the blocks; the slot is reused.

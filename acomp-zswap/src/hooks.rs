@@ -1,5 +1,6 @@
 //! Test hooks, built only with the `test-hooks` feature (the crate's own tests enable it;
-//! it is not for users): a call at a point of the load path or of recompression that a test
+//! it is not for users): a call at a point of the load path, of recompression or of the
+//! shrinker's drop of clean copies that a test
 //! holds to make a race happen every time instead of now and then.
 
 use std::sync::Arc;
@@ -10,6 +11,9 @@ type Hook = Arc<dyn Fn(u64) + Send + Sync>;
 
 static AFTER_LOOKUP: RwLock<Option<Hook>> = RwLock::new(None);
 static WHILE_RECOMPRESSING: RwLock<Option<Hook>> = RwLock::new(None);
+static WHILE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
+static BEFORE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
+static BEFORE_WRITING_BACK: RwLock<Option<Hook>> = RwLock::new(None);
 
 /// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
@@ -37,6 +41,52 @@ pub fn while_recompressing(f: Option<Hook>) {
 /// Runs the hook, if set.
 pub(crate) fn run_while_recompressing(offset: u64) {
     let hook = WHILE_RECOMPRESSING.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}
+
+/// Calls `f(offset)` where the shrinker drops a clean copy ([`crate::Zswap::load_clean`]),
+/// under the entry's lock, after it found the entry still clean and before it takes it out:
+/// the window in which [`crate::Zswap::clear_clean`] must wait for the drop and then say
+/// the copy is gone. `None` removes the hook.
+pub fn while_dropping_clean(f: Option<Hook>) {
+    *WHILE_DROPPING_CLEAN.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_while_dropping_clean(offset: u64) {
+    let hook = WHILE_DROPPING_CLEAN.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}
+
+/// Calls `f(offset)` where the shrinker has taken a clean copy out of the clean list and
+/// before it locks the entry: the window in which a [`crate::Zswap::clear_clean`] that
+/// completes must keep the entry from being dropped. `None` removes the hook.
+pub fn before_dropping_clean(f: Option<Hook>) {
+    *BEFORE_DROPPING_CLEAN.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_before_dropping_clean(offset: u64) {
+    let hook = BEFORE_DROPPING_CLEAN.read().clone();
+    if let Some(f) = hook {
+        f(offset);
+    }
+}
+
+/// Calls `f(offset)` where writeback has taken an entry out of the LRU and before it locks
+/// the entry: the window in which a [`crate::Zswap::load_clean`] may mark it clean, which
+/// writeback must see under the lock. `None` removes the hook.
+pub fn before_writing_back(f: Option<Hook>) {
+    *BEFORE_WRITING_BACK.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_before_writing_back(offset: u64) {
+    let hook = BEFORE_WRITING_BACK.read().clone();
     if let Some(f) = hook {
         f(offset);
     }

@@ -32,7 +32,9 @@
 //!   memory grows with the pages stored, never with the largest offset (a hash map per
 //!   shard, not a vector indexed by offset); 0, 2^40 and `u64::MAX` are offsets like any.
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
-//!   pages counted as zsmalloc counts them). At the budget a store writes back the coldest
+//!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
+//!   for reuse, about a chunk of 2 MiB, are not counted, as the kernel's free pages are not
+//!   zsmalloc's: see [`pool`], and `Zswap::pool_stats` with the `inspect` feature). At the budget a store writes back the coldest
 //!   entries to the device, in batches, until the pool is down to the accept threshold, and
 //!   admits the page. Coldness is zswap's: an LRU with a second chance for entries loaded
 //!   since they were last passed over. Without a device, or when the device fails, the
@@ -47,7 +49,8 @@
 //!   up to 8 pages: with a budget of only a few dozen pages, a store may find none it can
 //!   free and be refused with [`StoreError::PoolFull`] even with a device; so may a folio
 //!   whose frame needs more than the threshold leaves room for: store its pages alone.)
-//! - Same-filled pages are kept as their value (nothing in the pool), incompressible pages
+//! - Same-filled pages, those that repeat one 8-byte word (zswap's notion, wider than zram's
+//!   byte), are kept as that word (nothing in the pool), incompressible pages
 //!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
 //!   [`Stats::stored_incompressible_pages`]).
 //! - Any number of threads store, load, take, invalidate, write back and compact, on the
@@ -79,6 +82,11 @@
 //!   if the entry is unchanged and still idle. A frame not at least one size class smaller
 //!   is thrown away, and the entry is not tried again until stored again. Folio pages are
 //!   not recompressed: their frame serves the folio's other pages.
+//! - Batches ([`Zswap::store_batch`]): up to [`STORE_BATCH`] pages compressed in one of
+//!   acomp's batch requests and entered with one hold of the LRU's lock and one of each
+//!   shard's lock the batch touches; each page's outcome is its own, and the tier is left
+//!   as storing the pages one after another in order leaves it (an offset twice in a batch
+//!   keeps its last page).
 //! - Folios ([`Zswap::store_folio`]): up to [`MAX_FOLIO_PAGES`] neighbouring pages kept as
 //!   one frame (zswap's large-folio store, zram's multi-page compression); each page is an
 //!   entry of its own offset, and every line above holds for it as for a page stored alone:
@@ -87,9 +95,21 @@
 //!   frame is freed when its last page leaves it; until then the pages that left are
 //!   counted ([`Stats::held_folio_pages`], [`Stats::held_folio_bytes`]). Compaction moves
 //!   a frame's objects when its first page is still its own.
+//! - Clean copies ([`Zswap::load_clean`]): a page loaded for a pager that keeps it and its
+//!   copy in the tier both (the kernel's swap cache keeping the swap slot of a page faulted
+//!   in for reading). At the budget the tier drops them first, oldest first, before writing
+//!   anything back and, without a device, instead of refusing a store; they are never
+//!   written back. [`Zswap::clear_clean`] turns a copy back into an ordinary entry under its
+//!   lock, or says that it was dropped: it never says a dropped copy is held.
 //!
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
+//!
+//! # Features
+//!
+//! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
+//!   `is_recompressed`) for tests, benches and measurements: answers about the tier's
+//!   insides, outside the contract above, which may change in any release.
 //!
 //! # Where it comes from
 //!
@@ -99,25 +119,41 @@
 //! compaction): see [`pool`]. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
-#![deny(missing_docs)]
+#![deny(missing_docs, unsafe_code)]
 
+mod builder;
+mod compact;
 mod device;
+mod entry;
+mod filled;
+mod folio;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
+mod inspect;
+mod load;
 mod lru;
+mod outcome;
 pub mod pool;
 mod recompress;
+mod shrink;
 mod stats;
 mod store;
+mod sys;
+mod tier;
 
+pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};
-pub use recompress::Recompressing;
-pub use stats::Stats;
-pub use store::{
-    BuildError, Builder, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES,
-    StoreError, StoreKind, WRITEBACK_BATCH, Zswap, same_filled,
+pub use filled::{same_filled, same_filled_word};
+pub use outcome::{
+    BuildError, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError,
+    StoreKind,
 };
+pub use recompress::Recompressing;
+pub use shrink::WRITEBACK_BATCH;
+pub use stats::Stats;
+pub use store::STORE_BATCH;
+pub use tier::Zswap;
 
 // The README's example runs as a doctest, so that what a user copies from it works.
 #[cfg(doctest)]

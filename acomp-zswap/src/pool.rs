@@ -2,10 +2,26 @@
 //!
 //! Objects are sorted into size classes 16 bytes apart (`ZS_SIZE_CLASS_DELTA`), from 32
 //! bytes (`ZS_MIN_ALLOC_SIZE`) to a page. A class packs its objects back to back into
-//! zspages: runs of up to [`MAX_PAGES_PER_ZSPAGE`] separately allocated 4 KiB backing
-//! pages, as many as waste the least space. So an object may straddle two backing pages;
-//! reading it hands out two fragments, as `zs_obj_read_sg_begin` builds a two-entry
+//! zspages: runs of up to [`MAX_PAGES_PER_ZSPAGE`] 4 KiB backing pages, as many as waste the
+//! least space, not necessarily neighbours in memory. So an object may straddle two backing
+//! pages; reading it hands out two fragments, as `zs_obj_read_sg_begin` builds a two-entry
 //! scatterlist, and the caller decompresses straight out of them without a copy.
+//!
+//! Backing pages come from the pool's own arena (`pool/arena.rs`): chunks of [`CHUNK_SIZE`]
+//! bytes mapped from the kernel (huge pages where it has them), populated once, their pages
+//! reused without zeroing. A chunk goes back to the kernel whole where all its pages are
+//! free and the arena's other free pages reach [`ARENA_HIGH_PAGES`]; and a page freed while
+//! the arena already keeps that many free pages resident, in a chunk still in use, goes back
+//! on its own (`MADV_DONTNEED`; it stays mapped, and is taken after the resident ones).
+//! How pages are counted: the budget and [`PoolStats::total_size`] (zswap's
+//! `pool_total_size`) count the backing pages in zspages, as zsmalloc counts them; the free
+//! pages the arena keeps resident ([`PoolStats::cached_pages`]) are not counted, as the
+//! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
+//! for a chunk just mapped, whose pages are resident until used (a chunk is mapped when
+//! fewer free pages than a zspage's are left, by each thread that finds so at once): the
+//! backing pages' resident memory ([`PoolStats::resident_size`]) exceeds `pool_total_size`
+//! by at most a chunk, for one thread. After scattered invalidation and compaction, chunks
+//! still in use keep their free pages mapped but not resident ([`PoolStats::released_pages`]).
 //!
 //! Allocation takes an object from the fullest zspage of its class with room, as zsmalloc's
 //! fullness groups do, so that the emptiest zspages drain; [`Pool::compaction_candidates`]
@@ -20,26 +36,32 @@
 //! the `class->lock` of zsmalloc, taken to allocate and free only. Each backing page has a
 //! read-write lock, held for reading while a caller decompresses out of it and for writing
 //! while an object is copied in; a handle holds its pages, so that reads and writes go
-//! straight to them. No lock is held while pages are allocated.
+//! straight to them. No class lock is held while the arena maps a chunk, and the arena's own
+//! lock not either.
 //!
-//! Here: the pool, allocation and freeing; `pool/class.rs` the size classes, zspages and the
-//! cache of backing pages; `pool/access.rs` reads and writes through handles;
-//! `pool/compact.rs` compaction.
+//! Here: the pool, allocation and freeing; `pool/arena.rs` the backing pages (the chunk
+//! itself, mapping and page access, is the crate's `sys/chunk.rs`, its one home of `unsafe`);
+//! `pool/class.rs` the size classes and zspages; `pool/access.rs` reads and writes through
+//! handles; `pool/frame.rs` frames of any length; `pool/compact.rs` compaction.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 pub use crate::PAGE_SIZE;
 
 mod access;
+mod arena;
 mod class;
 mod compact;
+mod frame;
 
+pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
+use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
-use class::{ClassState, PageCache, SizeClass, Zspage, class_index};
+use class::{ClassState, SizeClass, Zspage, class_index};
+pub use frame::copy_frags;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
 pub const MIN_ALLOC_SIZE: usize = 32;
@@ -53,17 +75,6 @@ pub const MAX_PAGES_PER_ZSPAGE: usize = 8;
 
 /// Number of size classes: 32, 48, ... 4096 bytes.
 pub const NR_CLASSES: usize = (PAGE_SIZE - MIN_ALLOC_SIZE) / CLASS_DELTA + 1;
-
-/// Backing pages a refill of the page cache allocates beyond the need of the moment: the
-/// batch of the kernel's per-CPU page lists (`pcp->batch`).
-pub const PAGE_BATCH: usize = 63;
-
-/// Most free backing pages the cache keeps; beyond, freed pages go back to the allocator
-/// (`pcp->high`).
-pub const PAGE_HIGH: usize = 4 * PAGE_BATCH;
-
-/// A backing page with its lock, shared by its zspage and the handles of its objects.
-type BackingPage = Arc<RwLock<[u8; PAGE_SIZE]>>;
 
 /// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`. It holds
 /// the backing pages the object lies on (the second only where it straddles), so that a
@@ -129,8 +140,8 @@ pub struct Pool {
     classes: Box<[SizeClass]>,
     /// Backing pages now in zspages (`zs_get_total_pages`).
     pages: AtomicUsize,
-    /// Free backing pages, ready for new zspages.
-    page_cache: PageCache,
+    /// The backing pages, in chunks: those in zspages and the free ones kept for new zspages.
+    arena: Arena,
     /// Most backing pages allowed in zspages, if limited.
     max_pages: Option<usize>,
     /// Objects now allocated.
@@ -160,8 +171,18 @@ impl Default for Pool {
 pub struct PoolStats {
     /// Backing pages in zspages.
     pub pages: usize,
-    /// Free backing pages cached for new zspages (not in `pages`).
+    /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
+    /// [`ARENA_HIGH_PAGES`], a chunk's worth, but for a chunk just mapped (see the module's
+    /// docs). Resident (the arena populates a chunk when it
+    /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
+    /// `zs_get_total_pages`.
     pub cached_pages: usize,
+    /// Free backing pages the arena has given back to the kernel (`MADV_DONTNEED`) but keeps
+    /// mapped, in chunks still in use: not resident; taken after the resident ones.
+    pub released_pages: usize,
+    /// Chunks of [`CHUNK_SIZE`] bytes mapped now: `pages + cached_pages + released_pages` is
+    /// `chunks * CHUNK_PAGES`.
+    pub chunks: usize,
     /// Objects allocated.
     pub objects: usize,
     /// Bytes the allocated objects take, each its class's size.
@@ -174,6 +195,17 @@ impl PoolStats {
     /// Bytes of backing pages in zspages: zswap's `pool_total_size`.
     pub fn total_size(&self) -> usize {
         self.pages * PAGE_SIZE
+    }
+
+    /// Bytes of the chunks mapped (address space, not all resident).
+    pub fn arena_size(&self) -> usize {
+        self.chunks * CHUNK_SIZE
+    }
+
+    /// Bytes of backing pages resident: those in zspages and the free ones kept resident
+    /// (`total_size() + cached_pages * PAGE_SIZE`).
+    pub fn resident_size(&self) -> usize {
+        (self.pages + self.cached_pages) * PAGE_SIZE
     }
 
     /// `used_bytes / total_size()`: 1.0 where every byte of every zspage holds an object
@@ -204,7 +236,7 @@ impl Pool {
         Pool {
             classes,
             pages: AtomicUsize::new(0),
-            page_cache: PageCache::default(),
+            arena: Arena::default(),
             max_pages,
             objects: AtomicUsize::new(0),
             used_bytes: AtomicUsize::new(0),
@@ -252,7 +284,7 @@ impl Pool {
         let mut owners = vec![0; objs as usize];
         owners[0] = owner;
         let zspage = Zspage {
-            pages: self.page_cache.take(nr),
+            pages: self.arena.take(nr),
             free: (1..objs).rev().collect(),
             owners,
         };
@@ -307,7 +339,7 @@ impl Pool {
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its
-    /// backing pages back to the page cache.
+    /// backing pages back to the arena.
     pub fn free(&self, handle: Handle) {
         let class = &self.classes[handle.class as usize];
         let (id, obj) = (handle.zspage, handle.obj);
@@ -326,7 +358,7 @@ impl Pool {
             let released = state.zspages[id as usize].take().expect("checked above");
             state.vacant.push(id);
             drop(state);
-            self.page_cache.give(released.pages);
+            self.arena.give(released.pages);
             self.pages.fetch_sub(class.info.pages_per_zspage, Relaxed);
         } else {
             state.partial.insert((free as u16, id));
@@ -337,9 +369,12 @@ impl Pool {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
+        let (cached_pages, released_pages, chunks) = self.arena.counts();
         PoolStats {
             pages: self.pages.load(Relaxed),
-            cached_pages: self.page_cache.len(),
+            cached_pages,
+            released_pages,
+            chunks,
             objects: self.objects.load(Relaxed),
             used_bytes: self.used_bytes.load(Relaxed),
             straddled_reads: self.straddled_reads.load(Relaxed),

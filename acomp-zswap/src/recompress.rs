@@ -18,108 +18,20 @@
 //!   writeback and compaction go through it.
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use acomp::Acomp;
 use parking_lot::{Condvar, Mutex};
 
+#[cfg(doc)]
+use crate::Builder;
+use crate::entry::{Entry, FrameTag, State};
 use crate::stats::inc;
-use crate::store::{Builder, Entry, State, Zswap};
+use crate::sys;
+use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
-
-/// The transform that wrote an entry's frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FrameTag {
-    /// The tier's transform ([`Zswap::builder`]'s).
-    Primary,
-    /// The recompression transform ([`Builder::recompress`]'s).
-    Recompressed,
-}
-
-/// An entry's idle mark (zram's `ZRAM_IDLE`) and whether recompression has tried it
-/// (zram's `ZRAM_INCOMPRESSIBLE` for its recompression): both start clear with the entry,
-/// that is with each store.
-#[derive(Debug, Default)]
-pub(crate) struct IdleMark {
-    idle: AtomicBool,
-    tried: AtomicBool,
-}
-
-impl IdleMark {
-    /// An access: the entry is no longer idle.
-    pub(crate) fn touch(&self) {
-        // Most loads find it clear: a read, not a write that moves the cache line.
-        if self.idle.load(Relaxed) {
-            self.idle.store(false, Relaxed);
-        }
-    }
-}
-
-/// The second transform, with a buffer pair per call.
-pub(crate) struct Recompressor {
-    tfm: Acomp,
-}
-
-impl Recompressor {
-    pub(crate) fn new(tfm: Acomp) -> Self {
-        Recompressor { tfm }
-    }
-}
-
-impl Builder {
-    /// A second transform for idle entries (zram's `recomp_algorithm`): see
-    /// [`Zswap::recompress_idle`]. Typically `Acomp::new("lz4")` for the tier and
-    /// `Acomp::new("zstd")` here: stores and hot loads pay lz4, cold pages take zstd's
-    /// memory. Without it, [`Zswap::recompress_idle`] does nothing.
-    ///
-    /// ```
-    /// use acomp::Acomp;
-    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let zswap = Zswap::builder(Acomp::new("lz4")?)
-    ///     .max_pool_bytes(1 << 20)
-    ///     .recompress(Acomp::new("zstd")?) // zram's recomp_algorithm
-    ///     .build()?;
-    /// let mut page: Page = [0; PAGE_SIZE];
-    /// for (i, b) in page.iter_mut().enumerate() {
-    ///     *b = b"idle pages go to zstd; "[i % 23] ^ (i / 512) as u8;
-    /// }
-    /// zswap.store(1, &page)?;
-    /// zswap.store(2, &page)?;
-    /// zswap.mark_idle(); // echo all > idle
-    /// let mut back = [0; PAGE_SIZE];
-    /// zswap.load(2, &mut back)?; // an access: 2 is hot again
-    /// assert_eq!(zswap.recompress_idle(usize::MAX), 1); // recompress type=idle
-    /// assert!(zswap.is_recompressed(1) && !zswap.is_recompressed(2));
-    /// zswap.load(1, &mut back)?; // decoded by zstd
-    /// assert_eq!(back, page);
-    /// assert_eq!(zswap.stats().recompressed_pages, 1);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn recompress(mut self, tfm: Acomp) -> Self {
-        self.recompress = Some(tfm);
-        self
-    }
-}
-
-/// The calling thread's CPU time, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write into; the clock id is a constant.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
 
 /// What one try at an entry did.
 enum Outcome {
@@ -149,19 +61,6 @@ impl Zswap {
     pub fn is_idle(&self, offset: u64) -> bool {
         self.lookup(offset)
             .is_some_and(|e| e.idle.idle.load(Relaxed))
-    }
-
-    /// Whether `offset`'s frame is the recompression transform's now.
-    pub fn is_recompressed(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| {
-            matches!(
-                *e.state.read(),
-                State::Pool {
-                    codec: FrameTag::Recompressed,
-                    ..
-                }
-            )
-        })
     }
 
     /// Recompresses up to `max_pages` idle entries with the [`Builder::recompress`]
@@ -204,7 +103,12 @@ impl Zswap {
             let picked: Vec<(u64, Arc<Entry>)> = shard
                 .lock()
                 .iter()
-                .filter(|(_, e)| e.idle.idle.load(Relaxed) && !e.idle.tried.load(Relaxed))
+                .filter(|(_, e)| {
+                    // Clean copies are the first to be dropped: not worth the CPU.
+                    e.idle.idle.load(Relaxed)
+                        && !e.idle.tried.load(Relaxed)
+                        && !e.clean.load(Relaxed)
+                })
                 .take(max_pages - tried)
                 .map(|(&o, e)| (o, Arc::clone(e)))
                 .collect();
@@ -213,11 +117,11 @@ impl Zswap {
                     break 'shards;
                 }
                 tried += 1;
-                let start = thread_cpu_ns();
+                let start = sys::thread_cpu_ns();
                 let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
                 let c = &self.counters;
                 c.recompress_cpu_ns
-                    .fetch_add(thread_cpu_ns().saturating_sub(start), Relaxed);
+                    .fetch_add(sys::thread_cpu_ns().saturating_sub(start), Relaxed);
                 match outcome {
                     Outcome::Recompressed => {
                         done += 1;
@@ -243,7 +147,7 @@ impl Zswap {
 
     fn recompress_one(
         &self,
-        recomp: &Recompressor,
+        recomp: &Acomp,
         offset: u64,
         entry: &Entry,
         src: &mut Page,
@@ -254,7 +158,7 @@ impl Zswap {
             let state = entry.state.read();
             let State::Pool {
                 length,
-                raw: false,
+                incompressible: false,
                 codec: FrameTag::Primary,
                 ..
             } = &*state
@@ -271,9 +175,8 @@ impl Zswap {
         // 2. Recompressed, outside any lock.
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_recompressing(offset);
-        let Ok(new_length) = recomp
-            .tfm
-            .compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
+        let Ok(new_length) =
+            recomp.compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
         else {
             return Outcome::Skipped;
         };
@@ -293,7 +196,7 @@ impl Zswap {
         let unchanged = entry.idle.idle.load(Relaxed)
             && matches!(
                 &*state,
-                State::Pool { length, raw: false, codec: FrameTag::Primary, .. }
+                State::Pool { length, incompressible: false, codec: FrameTag::Primary, .. }
                     if *length as usize == old_length
             );
         if !unchanged {
@@ -306,7 +209,7 @@ impl Zswap {
             State::Pool {
                 handle,
                 length: new_length as u32,
-                raw: false,
+                incompressible: false,
                 codec: FrameTag::Recompressed,
             },
         );
@@ -321,14 +224,6 @@ impl Zswap {
         c.recompress_saved_bytes
             .fetch_add((old_class - new_class) as u64, Relaxed);
         Outcome::Recompressed
-    }
-
-    /// The transform that decodes frames tagged `codec`.
-    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
-        match (codec, &self.recomp) {
-            (FrameTag::Recompressed, Some(r)) => &r.tfm,
-            _ => self.acomp(),
-        }
     }
 
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries
@@ -386,10 +281,19 @@ pub struct Recompressing {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Drop for Recompressing {
-    fn drop(&mut self) {
+impl Recompressing {
+    /// Tells the thread to stop, without waiting for it: a pass under way ends after the
+    /// entry it is recompressing (and compacts what it recompressed), and no pass starts
+    /// after. Dropping the handle stops the thread too, and waits for it.
+    pub fn stop(&self) {
         *self.stop.0.lock() = true;
         self.stop.1.notify_all();
+    }
+}
+
+impl Drop for Recompressing {
+    fn drop(&mut self) {
+        self.stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -2,9 +2,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// A snapshot of the tier's counters, from [`crate::Zswap::stats`]. Gauges say what is held
-/// now; the `reject_*`, `*_fail` and `written_back_pages` counters only grow. The names are
-/// those of zswap's debugfs files where zswap has the counter.
+/// A snapshot of the tier's counters, from [`crate::Zswap::stats`]. The names are those of
+/// zswap's debugfs files where zswap has the counter. Each field is a gauge, what is held now
+/// (`stored_pages` and its kinds, `pool_total_size`, `pool_used_size`, `stored_bytes`,
+/// `device_pages`, `stored_folios`, `folio_pages`, `held_folio_pages`, `held_folio_bytes`,
+/// `clean_pages`), the budget (`max_pool_size`), or a counter that only grows (the others).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
@@ -75,6 +77,12 @@ pub struct Stats {
     pub held_folio_pages: u64,
     /// Bytes of the frames that hold such pages.
     pub held_folio_bytes: u64,
+    /// Clean copies held now: entries loaded with [`crate::Zswap::load_clean`] whose owner
+    /// holds the page too (of `stored_pages`, or of `device_pages`).
+    pub clean_pages: u64,
+    /// Clean copies the tier dropped at its budget, before writing back or refusing
+    /// anything.
+    pub clean_dropped: u64,
 }
 
 impl Stats {
@@ -117,6 +125,8 @@ pub(crate) struct Counters {
     pub folio_pages: AtomicU64,
     pub held_folio_pages: AtomicU64,
     pub held_folio_bytes: AtomicU64,
+    pub clean_pages: AtomicU64,
+    pub clean_dropped: AtomicU64,
 }
 
 /// `counter += 1`.

@@ -374,7 +374,10 @@ fn load_pass(
                 let slot = match kind {
                     LoadKind::OneFragment => 0,
                     LoadKind::Straddling => 1,
-                    LoadKind::Copied | LoadKind::Filled | LoadKind::Device | LoadKind::Folio => 2,
+                    LoadKind::Incompressible
+                    | LoadKind::Filled
+                    | LoadKind::Device
+                    | LoadKind::Folio => 2,
                 };
                 hists[slot].saturating_record(ns);
                 kinds.push((i, kind));

@@ -1,15 +1,12 @@
 //! Size classes and zspages (zsmalloc's `size_class` and `zspage`): each class's geometry,
-//! its zspages' bookkeeping, and the cache of free backing pages new zspages take.
+//! its zspages' bookkeeping.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
-use super::{
-    BackingPage, CLASS_DELTA, Handle, MAX_PAGES_PER_ZSPAGE, MIN_ALLOC_SIZE, PAGE_BATCH, PAGE_HIGH,
-    PAGE_SIZE,
-};
+use super::arena::BackingPage;
+use super::{CLASS_DELTA, Handle, MAX_PAGES_PER_ZSPAGE, MIN_ALLOC_SIZE, PAGE_SIZE};
 
 /// The geometry of one size class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,56 +42,6 @@ pub(super) fn class_index(size: usize) -> usize {
     size.max(MIN_ALLOC_SIZE)
         .saturating_sub(MIN_ALLOC_SIZE)
         .div_ceil(CLASS_DELTA)
-}
-
-/// A backing page, touched now: the kernel's `alloc_zspage` gets pages that memory already
-/// backs, and so must we, or the first write into each page pays a page fault.
-pub(super) fn backing_page() -> BackingPage {
-    let page = Arc::new(RwLock::new([0u8; PAGE_SIZE]));
-    // Zeroed memory may come from calloc, untouched: write it, so that it cannot be elided.
-    std::hint::black_box(&page).write().fill(0);
-    page
-}
-
-/// Free backing pages, kept as the kernel's per-CPU page lists keep them: refilled a batch at
-/// a time, trimmed above a high mark. Without it, a store that opens a zspage in user space
-/// pays malloc and a page fault per backing page, where the kernel's `alloc_page` is cheap.
-#[derive(Default)]
-pub(super) struct PageCache {
-    free: Mutex<Vec<BackingPage>>,
-}
-
-impl PageCache {
-    /// `nr` backing pages; refills outside the lock where the cache holds too few.
-    pub(super) fn take(&self, nr: usize) -> Vec<BackingPage> {
-        {
-            let mut free = self.free.lock();
-            if let Some(at) = free.len().checked_sub(nr) {
-                return free.split_off(at);
-            }
-        }
-        let mut pages: Vec<_> = (0..nr + PAGE_BATCH).map(|_| backing_page()).collect();
-        let batch = pages.split_off(nr);
-        self.free.lock().extend(batch);
-        pages
-    }
-
-    /// Takes back the pages of a released zspage, up to the high mark. A page that a reader
-    /// still holds is left to it, and freed when it lets go.
-    pub(super) fn give(&self, pages: Vec<BackingPage>) {
-        let mut free = self.free.lock();
-        let room = PAGE_HIGH.saturating_sub(free.len());
-        let (keep, rest): (Vec<_>, Vec<_>) =
-            pages.into_iter().partition(|p| Arc::strong_count(p) == 1);
-        free.extend(keep.into_iter().take(room));
-        drop(free);
-        // Any rest is freed here, outside the lock.
-        drop(rest);
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.free.lock().len()
-    }
 }
 
 /// A zspage's bookkeeping, under its class's lock.
@@ -137,9 +84,8 @@ impl SizeClass {
         let off = obj as usize * self.info.size;
         let (page, in_page) = (off / PAGE_SIZE, off % PAGE_SIZE);
         Handle {
-            first: Arc::clone(&zspage.pages[page]),
-            second: (in_page + self.info.size > PAGE_SIZE)
-                .then(|| Arc::clone(&zspage.pages[page + 1])),
+            first: zspage.pages[page].clone(),
+            second: (in_page + self.info.size > PAGE_SIZE).then(|| zspage.pages[page + 1].clone()),
             class: index as u16,
             zspage: id,
             obj,

@@ -44,13 +44,12 @@ fn alloc_write_read_free() {
     assert_eq!(pool.stats().straddled_reads, 0);
     pool.free(a);
     pool.free(b);
-    // The zspage is empty: its backing pages went back to the cache.
+    // The zspage is empty: its backing pages went back to the arena, which keeps its one
+    // chunk.
     assert_eq!(pool.stats().pages, 0);
     assert_eq!(pool.stats().objects, 0);
-    assert_eq!(
-        pool.stats().cached_pages,
-        PAGE_BATCH + info.pages_per_zspage
-    );
+    assert_eq!(pool.stats().cached_pages, CHUNK_PAGES);
+    assert_eq!(pool.stats().chunks, 1);
 }
 
 #[test]
@@ -144,21 +143,79 @@ fn bad_sizes_and_limit() {
 }
 
 #[test]
-fn page_cache_keeps_up_to_the_high_mark() {
+fn arena_maps_whole_chunks_and_reuses_free_pages() {
     let pool = Pool::default();
-    let n = PAGE_HIGH + 10;
+    // Page-sized objects: one backing page each.
+    let n = 3 * CHUNK_PAGES + 10;
     let handles: Vec<_> = (0..n).map(|_| pool.alloc(PAGE_SIZE, 0).unwrap()).collect();
-    assert_eq!(pool.stats().pages, n);
-    // Refills come a batch at a time, beyond what is needed.
-    assert!(pool.stats().cached_pages < PAGE_BATCH + 1);
+    let s = pool.stats();
+    assert_eq!((s.pages, s.chunks), (n, 4));
+    assert_eq!(s.cached_pages, CHUNK_PAGES - 10);
+    assert_eq!(s.arena_size(), 4 * CHUNK_SIZE);
+    // Freed pages are kept and serve new zspages: no chunk is mapped for them.
+    let mut handles = handles.into_iter();
+    for h in handles.by_ref().take(100) {
+        pool.free(h);
+    }
+    let again: Vec<_> = (0..100 + CHUNK_PAGES - 10)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    let s = pool.stats();
+    assert_eq!((s.chunks, s.cached_pages, s.released_pages), (4, 0, 0));
+    drop(again);
+}
+
+#[test]
+fn arena_gives_whole_chunks_back_after_mass_invalidation() {
+    let pool = Pool::default();
+    // Objects of every size, so that every class's zspages share the chunks.
+    let handles: Vec<_> = (0..20_000)
+        .map(|i| pool.alloc(32 + i * 97 % 4064, i as u64).unwrap())
+        .collect();
+    let s = pool.stats();
+    assert!(s.chunks >= 8, "{s:?}");
+    assert_eq!(
+        s.pages + s.cached_pages + s.released_pages,
+        s.chunks * CHUNK_PAGES
+    );
     for h in handles {
         pool.free(h);
     }
-    assert_eq!(pool.stats().pages, 0);
-    assert_eq!(pool.stats().cached_pages, PAGE_HIGH);
-    // Cached pages serve new zspages without a refill.
-    let _h = pool.alloc(PAGE_SIZE, 0).unwrap();
-    assert_eq!(pool.stats().cached_pages, PAGE_HIGH - 1);
+    // Every chunk went back to the kernel but one, kept below the high-water mark.
+    let s = pool.stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    assert_eq!(s.arena_size(), CHUNK_SIZE);
+}
+
+#[test]
+fn reused_pages_keep_stale_bytes_that_never_read_as_an_object() {
+    let pool = Pool::default();
+    // Fill the first chunk's pages with a pattern, then free them all: they go back unzeroed.
+    let old: Vec<_> = (0..CHUNK_PAGES)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    for h in &old {
+        pool.write(h, &[0xee; PAGE_SIZE]);
+    }
+    old.into_iter().for_each(|h| pool.free(h));
+    assert_eq!(pool.stats().chunks, 1);
+    // Short objects (shorter than their class) of every length, straddling or not: each
+    // reads back as written, whatever the page held before.
+    let short: Vec<_> = (1..600)
+        .map(|len| {
+            let h = pool.alloc(len + 15, len as u64).unwrap();
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8 | 1).collect();
+            pool.write(&h, &data);
+            (h, data)
+        })
+        .collect();
+    assert_eq!(pool.stats().chunks, 1, "the chunk was reused");
+    for (h, data) in &short {
+        assert_eq!(&read(&pool, h, data.len()).1, data);
+    }
 }
 
 #[test]

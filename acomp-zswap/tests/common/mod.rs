@@ -173,10 +173,3 @@ impl SwapDevice for MemDevice {
 pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("acomp-zswap-{name}-{}", std::process::id()))
 }
-
-/// The process's resident set in bytes (Linux), if known.
-pub fn rss() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}

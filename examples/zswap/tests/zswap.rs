@@ -171,7 +171,7 @@ fn incompressible_pages_are_copied() {
     StdRng::seed_from_u64(1).fill(&mut page[..]);
     assert_eq!(z.store(9, &page), Ok(StoreKind::Incompressible));
     assert!(matches!(z.entry(9), Some(Entry::Incompressible)));
-    assert_eq!(load(&z, 9).unwrap(), (LoadKind::Copied, page));
+    assert_eq!(load(&z, 9).unwrap(), (LoadKind::Incompressible, page));
     let c = z.counters();
     assert_eq!(
         (c.reject_compress_poor, c.stored_bytes),

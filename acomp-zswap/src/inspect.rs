@@ -1,21 +1,35 @@
-//! What a caller can read of the tier: an offset's entry, the counters.
+//! What a caller can read of the tier: an offset's entry, the counters; and, with the
+//! `inspect` feature, the measurement hooks that tests, benches and the main job read
+//! (how an object lies in the pool, the LRU's length, which transform wrote a frame):
+//! answers about the tier's insides, not part of its contract, which may change in any
+//! release.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::{EntryInfo, State, Zswap};
 use crate::PAGE_SIZE;
+#[cfg(feature = "inspect")]
+use crate::entry::FrameTag;
+use crate::entry::State;
+use crate::outcome::EntryInfo;
 use crate::stats::Stats;
+use crate::tier::Zswap;
 
 impl Zswap {
     /// What `offset` holds now, if anything.
     pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
         let e = self.lookup(offset)?;
         let info = match &*e.state.read() {
-            State::Pool { raw: true, .. } => EntryInfo::Incompressible,
+            State::Pool {
+                incompressible: true,
+                ..
+            } => EntryInfo::Incompressible,
             State::Pool { length, .. } => EntryInfo::Compressed {
                 length: *length as usize,
             },
-            State::Filled(fill) => EntryInfo::SameFilled(*fill),
+            State::Filled(word) => match word.to_ne_bytes() {
+                b if b == [b[0]; 8] => EntryInfo::SameFilled(b[0]),
+                _ => EntryInfo::SameFilledWord(*word),
+            },
             State::Device { .. } => EntryInfo::Device,
             State::Folio { folio, .. } => EntryInfo::Folio(folio.info()),
             State::Dead => return None,
@@ -26,20 +40,6 @@ impl Zswap {
     /// Whether an entry is at `offset` now.
     pub fn contains(&self, offset: u64) -> bool {
         self.lookup(offset).is_some()
-    }
-
-    /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
-    /// backing pages).
-    pub fn straddles(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
-            State::Pool {
-                handle,
-                length,
-                raw: false,
-                ..
-            } => self.pool.straddles(handle, *length as usize),
-            _ => false,
-        })
     }
 
     /// Whether the page at `offset` is on the device now.
@@ -82,7 +82,40 @@ impl Zswap {
             folio_pages: get(&c.folio_pages),
             held_folio_pages: get(&c.held_folio_pages),
             held_folio_bytes: get(&c.held_folio_bytes),
+            clean_pages: get(&c.clean_pages),
+            clean_dropped: get(&c.clean_dropped),
         }
+    }
+}
+
+/// The measurement hooks (feature `inspect`).
+#[cfg(feature = "inspect")]
+impl Zswap {
+    /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
+    /// backing pages).
+    pub fn straddles(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
+            State::Pool {
+                handle,
+                length,
+                incompressible: false,
+                ..
+            } => self.pool.straddles(handle, *length as usize),
+            _ => false,
+        })
+    }
+
+    /// Whether `offset`'s frame is the recompression transform's now.
+    pub fn is_recompressed(&self, offset: u64) -> bool {
+        self.lookup(offset).is_some_and(|e| {
+            matches!(
+                *e.state.read(),
+                State::Pool {
+                    codec: FrameTag::Recompressed,
+                    ..
+                }
+            )
+        })
     }
 
     /// Pool entries in the LRU now (those the shrinker may write back).

@@ -2,10 +2,38 @@
 
 use std::io;
 
-#[cfg(doc)]
-use super::{Builder, Zswap};
-use super::{FolioInfo, MAX_FOLIO_PAGES};
 use crate::PAGE_SIZE;
+#[cfg(doc)]
+use crate::{Builder, Zswap};
+
+/// Most pages in a folio: 256 KiB.
+pub const MAX_FOLIO_PAGES: usize = 64;
+
+/// How [`Zswap::store_folio`] kept a folio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolioKind {
+    /// One frame, shared by the pages (or, for a folio of one page, that page compressed).
+    Frame,
+    /// Page by page: the frame was not smaller than the folio; each page is kept as it is,
+    /// or as its fill value.
+    Pages,
+    /// Every page same-filled: fill values only, nothing in the pool.
+    SameFilled,
+}
+
+/// A folio's frame that serves a page, from [`Zswap::folio`] and [`Zswap::read_folio`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FolioInfo {
+    /// Unique over every folio stored by any tier of the process: a decoded copy of this id
+    /// holds the bytes of every page the folio still serves.
+    pub id: u64,
+    /// The offset of its first page.
+    pub first: u64,
+    /// Its pages (offsets `first..first + pages`).
+    pub pages: usize,
+    /// Bytes of its frame.
+    pub length: usize,
+}
 
 /// How [`Zswap::store_kind`] kept a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +42,7 @@ pub enum StoreKind {
     Compressed,
     /// Compression failed or did not pay: kept as it is.
     Incompressible,
-    /// All bytes equal: kept as the fill value.
+    /// One 8-byte word repeated (all bytes equal, or not): kept as that word.
     SameFilled,
 }
 
@@ -25,9 +53,9 @@ pub enum LoadKind {
     OneFragment,
     /// Decompressed from two fragments (the object straddles backing pages): the stream path.
     Straddling,
-    /// Copied from the pool: the page was kept as it is.
-    Copied,
-    /// Filled with the page's one byte value.
+    /// Copied from the pool: the page was kept as it is ([`StoreKind::Incompressible`]).
+    Incompressible,
+    /// Filled with the page's one repeated word (or byte).
     Filled,
     /// Read from the device and checked.
     Device,
@@ -48,6 +76,9 @@ pub enum EntryInfo {
     Incompressible,
     /// Every byte is this value; nothing in the pool.
     SameFilled(u8),
+    /// Every 8-byte word is this value (native-endian), its bytes not all equal; nothing in
+    /// the pool (zswap's same-filled `unsigned long`).
+    SameFilledWord(u64),
     /// Written back to the device.
     Device,
     /// A page of a folio's frame ([`Zswap::store_folio`]).

@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use acomp::Acomp;
 use parking_lot::Mutex;
 
-use super::{BuildError, SHARDS, Zswap};
 use crate::PAGE_SIZE;
 use crate::device::SwapDevice;
 use crate::lru::Lru;
+use crate::outcome::BuildError;
 use crate::pool::Pool;
-use crate::recompress::Recompressor;
 use crate::stats::Counters;
+use crate::sys;
+use crate::tier::{SHARDS, Zswap};
 
 /// The configuration of a [`Zswap`], from [`Zswap::builder`].
 pub struct Builder {
@@ -20,8 +21,7 @@ pub struct Builder {
     max_pool_bytes: Option<u64>,
     accept_threshold_percent: u8,
     device: Option<Box<dyn SwapDevice>>,
-    // recompress: the second transform, for idle entries.
-    pub(crate) recompress: Option<Acomp>,
+    recompress: Option<Acomp>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -36,23 +36,16 @@ impl std::fmt::Debug for Builder {
 
 /// 20% of the machine's memory: zswap's default `max_pool_percent`.
 fn default_budget() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if pages > 0 && size > 0 {
-        (pages as u64).saturating_mul(size as u64) / 5
-    } else {
-        // Unknown: 1 GiB.
-        1 << 30
-    }
+    // 1 GiB where the machine's memory is unknown.
+    sys::physical_memory().map_or(1 << 30, |bytes| bytes / 5)
 }
 
 impl Builder {
     /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
-    /// zswap's default `max_pool_percent`. Beside the pool, up to
-    /// [`pool::PAGE_HIGH`](crate::pool::PAGE_HIGH) free backing pages (about 1 MiB) are
-    /// kept for reuse, as the kernel's per-CPU page lists keep them, and the entries
+    /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
+    /// pool's arena are kept for reuse, resident up to about a chunk of 2 MiB
+    /// ([`pool`](crate::pool)), and the entries
     /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
     /// the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
@@ -73,6 +66,46 @@ impl Builder {
     /// at the budget is refused.
     pub fn device(mut self, device: impl SwapDevice + 'static) -> Self {
         self.device = Some(Box::new(device));
+        self
+    }
+
+    /// A second transform for idle entries (zram's `recomp_algorithm`): see
+    /// [`Zswap::recompress_idle`]. Typically `Acomp::new("lz4")` for the tier and
+    /// `Acomp::new("zstd")` here: stores and hot loads pay lz4, cold pages take zstd's
+    /// memory. Without it, [`Zswap::recompress_idle`] does nothing.
+    ///
+    /// ```
+    /// use acomp::Acomp;
+    /// use acomp_zswap::{EntryInfo, PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(Acomp::new("lz4")?)
+    ///     .max_pool_bytes(1 << 20)
+    ///     .recompress(Acomp::new("zstd")?) // zram's recomp_algorithm
+    ///     .build()?;
+    /// let mut page: Page = [0; PAGE_SIZE];
+    /// for (i, b) in page.iter_mut().enumerate() {
+    ///     *b = b"idle pages go to zstd; "[i % 23] ^ (i / 512) as u8;
+    /// }
+    /// zswap.store(1, &page)?;
+    /// zswap.store(2, &page)?;
+    /// zswap.mark_idle(); // echo all > idle
+    /// let mut back = [0; PAGE_SIZE];
+    /// zswap.load(2, &mut back)?; // an access: 2 is hot again
+    /// assert_eq!(zswap.recompress_idle(usize::MAX), 1); // recompress type=idle
+    /// let length = |o| match zswap.entry(o) {
+    ///     Some(EntryInfo::Compressed { length }) => length,
+    ///     other => panic!("{other:?}"),
+    /// };
+    /// assert!(length(1) < length(2)); // 1's frame is zstd's now
+    /// zswap.load(1, &mut back)?; // decoded by zstd
+    /// assert_eq!(back, page);
+    /// assert_eq!(zswap.stats().recompressed_pages, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn recompress(mut self, tfm: Acomp) -> Self {
+        self.recompress = Some(tfm);
         self
     }
 
@@ -106,7 +139,7 @@ impl Builder {
             shrinking: Mutex::new(()),
             next_key: AtomicU64::new(0),
             counters: Counters::default(),
-            recomp: self.recompress.map(Recompressor::new),
+            recomp: self.recompress,
         })
     }
 }

@@ -23,17 +23,18 @@ use std::io::{IoSlice, IoSliceMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use acomp::Segment;
+use acomp::{Codec, Segment};
 use parking_lot::RwLock;
 
-use super::{Entry, LoadError, LoadKind, State, StoreError, StoreKind, Zswap, same_filled};
+use crate::entry::{Entry, Folio, FrameTag, State};
+use crate::filled::same_filled_word;
+use crate::outcome::{
+    FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError, StoreKind,
+};
 use crate::pool::Handle;
-use crate::recompress::FrameTag;
-use crate::stats::{dec, inc};
+use crate::stats::inc;
+use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
-
-/// Most pages in a folio: 256 KiB.
-pub const MAX_FOLIO_PAGES: usize = 64;
 
 /// Folio ids, over every tier: a copy of one folio's bytes never matches another's.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -47,81 +48,6 @@ thread_local! {
     /// id of the folio it holds (0: none). Ids are never reused and a folio's bytes never
     /// change, so the next page of the same folio is copied from here without a decode.
     static SCRATCH: RefCell<(u64, Vec<u8>)> = const { RefCell::new((0, Vec::new())) };
-}
-
-/// One folio's frame, shared by the entries of its pages.
-pub(crate) struct Folio {
-    /// Unique over every folio stored.
-    pub(crate) id: u64,
-    /// The offset of its first page.
-    pub(crate) first: u64,
-    /// Its pages.
-    pub(crate) pages: usize,
-    /// Bytes of the frame.
-    pub(crate) length: usize,
-    /// The frame in page-sized objects and a tail; empty once freed.
-    pub(crate) chunks: RwLock<Vec<Handle>>,
-    /// Pages it still serves: the last to leave frees the frame.
-    pub(crate) live: AtomicUsize,
-}
-
-/// How [`Zswap::store_folio`] kept a folio.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FolioKind {
-    /// One frame, shared by the pages (or, for a folio of one page, that page compressed).
-    Frame,
-    /// Page by page: the frame was not smaller than the folio; each page is kept as it is,
-    /// or as its fill value.
-    Pages,
-    /// Every page same-filled: fill values only, nothing in the pool.
-    SameFilled,
-}
-
-/// A folio's frame that serves a page, from [`Zswap::folio`] and [`Zswap::read_folio`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FolioInfo {
-    /// Unique over every folio stored by any tier of the process: a decoded copy of this id
-    /// holds the bytes of every page the folio still serves.
-    pub id: u64,
-    /// The offset of its first page.
-    pub first: u64,
-    /// Its pages (offsets `first..first + pages`).
-    pub pages: usize,
-    /// Bytes of its frame.
-    pub length: usize,
-}
-
-impl Folio {
-    pub(super) fn info(&self) -> FolioInfo {
-        FolioInfo {
-            id: self.id,
-            first: self.first,
-            pages: self.pages,
-            length: self.length,
-        }
-    }
-}
-
-/// Hands `f` the frame as fragments: one object's (one or two), or a chain's.
-fn frame_sg<R>(
-    z: &Zswap,
-    chunks: &[Handle],
-    length: usize,
-    f: impl FnOnce(&[IoSlice<'_>]) -> R,
-) -> R {
-    if let [one] = chunks {
-        z.pool.read_sg(one, length, f)
-    } else {
-        z.pool.read_chain_sg(chunks, length, f)
-    }
-}
-
-fn copy_frags(frags: &[IoSlice<'_>], out: &mut [u8]) {
-    let mut at = 0;
-    for f in frags {
-        out[at..at + f.len()].copy_from_slice(f);
-        at += f.len();
-    }
 }
 
 fn decoded(res: Result<usize, acomp::Error>, want: usize) -> Result<(), LoadError> {
@@ -195,9 +121,10 @@ impl Zswap {
             });
             Err(e)
         };
-        if pages.iter().all(|p| same_filled(p).is_some()) {
+        if pages.iter().all(|p| same_filled_word(p).is_some()) {
             for (o, p) in offsets.clone().zip(pages) {
-                self.install(o, State::Filled(p[0]));
+                let word = u64::from_ne_bytes(p[..8].try_into().expect("8 bytes"));
+                self.install(o, State::Filled(word));
             }
             return Ok(FolioKind::SameFilled);
         }
@@ -209,19 +136,9 @@ impl Zswap {
                 .compress(&[IoSlice::new(src)], &mut [IoSliceMut::new(dst)])
             {
                 Ok(len) if len < src.len() => {
-                    let mut chunks = Vec::with_capacity(len.div_ceil(PAGE_SIZE));
-                    for piece in dst[..len].chunks(PAGE_SIZE) {
-                        match self.alloc(offset, piece.len()) {
-                            Ok(h) => {
-                                self.pool.write(&h, piece);
-                                chunks.push(h);
-                            }
-                            Err(e) => {
-                                chunks.into_iter().for_each(|h| self.pool.free(h));
-                                return Err(e);
-                            }
-                        }
-                    }
+                    let chunks = self
+                        .pool
+                        .write_frame(&dst[..len], |n| self.alloc(offset, n))?;
                     Ok(Some((chunks, len)))
                 }
                 Ok(_) => Ok(None),
@@ -238,7 +155,7 @@ impl Zswap {
         }) else {
             // Not smaller than the folio: each page on its own, as it is.
             for (o, p) in offsets.clone().zip(pages) {
-                let state = match same_filled(p) {
+                let state = match same_filled_word(p) {
                     Some(fill) => State::Filled(fill),
                     None => {
                         inc(&self.counters.reject_compress_poor);
@@ -248,7 +165,7 @@ impl Zswap {
                                 State::Pool {
                                     handle,
                                     length: PAGE_SIZE as u32,
-                                    raw: true,
+                                    incompressible: true,
                                     codec: FrameTag::Primary,
                                 }
                             }
@@ -369,17 +286,17 @@ impl Zswap {
     /// Page `k` of `folio`, under its entry's lock: a range read where the algorithm has
     /// one (zstd), else the frame decoded into a per-thread buffer (unless it holds that
     /// folio already) and the page copied.
-    pub(super) fn read_folio_page(
+    pub(crate) fn read_folio_page(
         &self,
         folio: &Folio,
         k: usize,
         page: &mut Page,
     ) -> Result<LoadKind, LoadError> {
         let chunks = folio.chunks.read();
-        let res = if self.tfm.name() == "zstd" {
+        let res = if self.tfm.codec() == Codec::Zstd {
             let at = (k * PAGE_SIZE) as u64;
             decoded(
-                frame_sg(self, &chunks, folio.length, |src| {
+                self.pool.read_frame_sg(&chunks, folio.length, |src| {
                     self.tfm
                         .decompress_range(src, &mut [Segment::new(at, page)])
                 }),
@@ -418,49 +335,10 @@ impl Zswap {
             }),
             _ => GATHER.with_borrow_mut(|gather| {
                 gather.resize(length, 0);
-                self.pool
-                    .read_chain_sg(chunks, length, |src| copy_frags(src, gather));
+                self.pool.read_into(chunks, gather);
                 self.tfm.decompress_to_buffer(gather, out)
             }),
         };
         decoded(res, want)
-    }
-
-    /// A page leaves `folio` (invalidated, taken, replaced or written back; the caller holds
-    /// its entry's lock for writing): the last to leave frees the frame.
-    pub(super) fn leave_folio(&self, folio: &Folio) {
-        let c = &self.counters;
-        dec(&c.folio_pages);
-        let left = folio.live.fetch_sub(1, Ordering::AcqRel) - 1;
-        let length = folio.length as u64;
-        if left > 0 {
-            inc(&c.held_folio_pages);
-            if left == folio.pages - 1 {
-                c.held_folio_bytes.fetch_add(length, Ordering::Relaxed);
-            }
-            return;
-        }
-        c.held_folio_pages
-            .fetch_sub(folio.pages as u64 - 1, Ordering::Relaxed);
-        c.held_folio_bytes.fetch_sub(length, Ordering::Relaxed);
-        std::mem::take(&mut *folio.chunks.write())
-            .into_iter()
-            .for_each(|h| self.pool.free(h));
-        dec(&c.stored_folios);
-        c.stored_bytes.fetch_sub(length, Ordering::Relaxed);
-    }
-
-    /// Compaction of a folio's object at `place`, under the entry's lock: moves it if it
-    /// is still there. Returns whether it moved.
-    pub(super) fn migrate_folio(&self, folio: &Folio, place: (u16, u32, u16)) -> bool {
-        let mut chunks = folio.chunks.write();
-        let last = chunks.len().saturating_sub(1);
-        let tail = folio.length - last * PAGE_SIZE;
-        chunks.iter_mut().enumerate().any(|(i, h)| {
-            h.place() == place
-                && self
-                    .pool
-                    .migrate(h, if i == last { tail } else { PAGE_SIZE })
-        })
     }
 }

@@ -1,0 +1,271 @@
+//! The tier's cost as the pool grows (issue 41's curve; BENCHMARKS.md, "The tier as the pool
+//! grows"): for each size `n` from 2^14 pages up, a tier holding `n` distinct pages (lz4, no
+//! budget), then side by side in one run, per page, `PER_ITER` pages an iteration:
+//!
+//! - `scale/n/acomp/compress` and `scale/n/tier/store`: the same pages, compressed by acomp's
+//!   own call into one buffer, and stored by the tier at random offsets of the `n` it holds
+//!   (each replacing the page there: the pool stays at `n` pages), one by one and in
+//!   batches of `STORE_BATCH` (`tier/store_batch`);
+//! - `scale/n/acomp/decompress` and `scale/n/tier/load`: acomp's own decompression of those
+//!   pages' frames (one allocation each, `PER_ITER` of them: they sit in the cache, as the
+//!   tier's objects do not), and the tier's loads of random offsets;
+//! - `scale/n/tier/invalidate`: invalidating `PER_ITER` random offsets (stored again between
+//!   iterations, untimed).
+//!
+//! Printed after filling each size: the process's resident memory beyond the pool's chunks
+//! per page (`/proc/self/statm` before and after the fill, each after `malloc_trim`, less the
+//! arena's mapped chunks: the map, the entries and the LRU), the arena's kept free pages, and
+//! the minor page faults per page (`getrusage`) of the fill and of a second pass storing
+//! every page again over itself (the steady state); and after the timed runs, what the
+//! arena keeps once half the pages (picked by a hash) are invalidated and the pool
+//! compacted.
+//!
+//! The pages: those of this bench's own binary that are not same-filled, made distinct by
+//! writing each page's number into its first 8 bytes, made on the fly (4 GiB of input at 2^20
+//! is never held).
+//!
+//! ```sh
+//! cargo bench -p acomp-zswap --bench scale -- --warm-up-time 1 --measurement-time 3
+//! ACOMP_SCALE_MAX_LOG2=20 cargo bench -p acomp-zswap --bench scale   # up to 2^20 (4 GiB of input)
+//! ```
+//!
+//! Sizes run: 2^14, 2^16, 2^18, 2^20, those up to `ACOMP_SCALE_MAX_LOG2` (default 16).
+//! Under `cargo test --benches` only 2^14 is filled, each routine run once.
+
+use std::hint::black_box;
+use std::io::{IoSlice, IoSliceMut};
+
+use acomp::Acomp;
+use acomp_zswap::{PAGE_SIZE, Page, STORE_BATCH, Zswap, same_filled};
+use criterion::{BatchSize, Criterion, Throughput};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Pages each timed iteration stores, loads or invalidates.
+const PER_ITER: usize = 1024;
+
+fn lz4() -> Acomp {
+    Acomp::new("lz4").expect("lz4")
+}
+
+/// This binary's pages that are not same-filled: the bodies of the pages made distinct.
+fn base_pages() -> Vec<Box<Page>> {
+    let bytes =
+        std::fs::read(std::env::current_exe().expect("the bench's path")).expect("its bytes");
+    bytes
+        .chunks_exact(PAGE_SIZE)
+        .map(|c| Box::new(<Page>::try_from(c).expect("a page")))
+        .filter(|p| same_filled(p).is_none())
+        .take(8192)
+        .collect()
+}
+
+/// Page `i`: base page `i % len` with `i` in its first 8 bytes.
+fn page(base: &[Box<Page>], i: u64, out: &mut Page) {
+    out.copy_from_slice(&base[(i % base.len() as u64) as usize][..]);
+    out[..8].copy_from_slice(&i.to_le_bytes());
+}
+
+/// The resident set in bytes, from `/proc/self/statm`, after glibc has given its free memory
+/// back (`malloc_trim`), so that a size's fill is not counted into memory the last size freed.
+fn rss() -> Option<usize> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY:
+    // - malloc_trim only releases memory malloc holds free; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// The process's minor page faults so far (`getrusage`).
+fn minor_faults() -> i64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY:
+    // - `usage` is a valid, writable `rusage` (zeroed), which getrusage fills.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage");
+    // SAFETY: zeroed is a valid `rusage` (plain integers), and getrusage succeeded.
+    unsafe { usage.assume_init() }.ru_minflt
+}
+
+fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
+    let n = 1u64 << log2;
+    let mut p = Box::new([0u8; PAGE_SIZE]);
+    let before = rss();
+    let faults = minor_faults();
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(u64::MAX)
+        .build()
+        .expect("a tier");
+    for i in 0..n {
+        page(base, i, &mut p);
+        z.store(i, &p).expect("no budget");
+    }
+    let fill_faults = minor_faults() - faults;
+    let s = z.pool_stats();
+    if let (Some(b), Some(a)) = (before, rss()) {
+        let beyond = a.saturating_sub(b).saturating_sub(s.arena_size());
+        eprintln!(
+            "scale 2^{log2}: pool {:.1} MiB in {} chunks ({} free pages kept), RSS beyond the \
+             chunks {:.0} B/page, {:.3} minor faults per page stored",
+            s.total_size() as f64 / (1 << 20) as f64,
+            s.chunks,
+            s.cached_pages,
+            beyond as f64 / n as f64,
+            fill_faults as f64 / n as f64
+        );
+    }
+    // The steady state: every page stored again over itself (objects freed and taken again,
+    // zspages opened and released), counting the faults.
+    let faults = minor_faults();
+    for i in 0..n {
+        page(base, i, &mut p);
+        z.store(i, &p).expect("no budget");
+    }
+    eprintln!(
+        "scale 2^{log2}: stored again over itself: {:.4} minor faults per page",
+        (minor_faults() - faults) as f64 / n as f64
+    );
+    let mut rng = StdRng::seed_from_u64(u64::from(log2));
+    let offsets: Vec<u64> = (0..PER_ITER).map(|_| rng.random_range(0..n)).collect();
+    let pages: Vec<Box<Page>> = offsets
+        .iter()
+        .map(|&o| {
+            let mut q = Box::new([0u8; PAGE_SIZE]);
+            page(base, o, &mut q);
+            q
+        })
+        .collect();
+    let tfm = lz4();
+    let mut dst = vec![0u8; PAGE_SIZE];
+    let frames: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|q| {
+            let len = tfm
+                .compress(&[IoSlice::new(&q[..])], &mut [IoSliceMut::new(&mut dst)])
+                .unwrap_or(PAGE_SIZE);
+            if len < PAGE_SIZE {
+                dst[..len].to_vec()
+            } else {
+                q.to_vec()
+            }
+        })
+        .collect();
+
+    let mut g = c.benchmark_group(format!("scale/2^{log2}"));
+    g.throughput(Throughput::Elements(PER_ITER as u64));
+    g.bench_function("acomp/compress", |b| {
+        b.iter(|| {
+            for q in &pages {
+                let _ = black_box(
+                    tfm.compress(&[IoSlice::new(&q[..])], &mut [IoSliceMut::new(&mut dst)]),
+                );
+            }
+        })
+    });
+    g.bench_function("tier/store", |b| {
+        b.iter(|| {
+            for (&o, q) in offsets.iter().zip(&pages) {
+                z.store(o, q).expect("no budget");
+            }
+        })
+    });
+    let batch: Vec<(u64, &Page)> = offsets
+        .iter()
+        .copied()
+        .zip(pages.iter().map(|q| &**q))
+        .collect();
+    g.bench_function("tier/store_batch", |b| {
+        b.iter(|| {
+            for chunk in batch.chunks(STORE_BATCH) {
+                for r in z.store_batch(chunk) {
+                    r.expect("no budget");
+                }
+            }
+        })
+    });
+    let mut out = [0u8; PAGE_SIZE];
+    g.bench_function("acomp/decompress", |b| {
+        b.iter(|| {
+            for f in &frames {
+                if f.len() < PAGE_SIZE {
+                    let _ = black_box(
+                        tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut out)]),
+                    );
+                } else {
+                    out.copy_from_slice(f);
+                }
+            }
+        })
+    });
+    let mut at = 0;
+    g.bench_function("tier/load", |b| {
+        b.iter(|| {
+            // Other random offsets each iteration, so that the loads do not find them cached.
+            for _ in 0..PER_ITER {
+                at = (at + 0x9e37_79b9) % n;
+                z.load(at * 0x2545_f491 % n, &mut out).expect("stored");
+            }
+        })
+    });
+    g.bench_function("tier/invalidate", |b| {
+        b.iter_batched(
+            || {
+                for (&o, q) in offsets.iter().zip(&pages) {
+                    z.store(o, q).expect("no budget");
+                }
+            },
+            |()| {
+                for &o in &offsets {
+                    z.invalidate(o);
+                }
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+    // What the arena keeps after scattered invalidation: half the pages, every other by a
+    // hash, invalidated, then compaction, which empties zspages but not chunks.
+    let before = rss();
+    for i in 0..n {
+        if i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63 == 0 {
+            z.invalidate(i);
+        }
+    }
+    z.compact();
+    let s = z.pool_stats();
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    eprintln!(
+        "scale 2^{log2}: half invalidated, compacted: pool {:.1} MiB, backing pages resident \
+         {:.1} MiB ({} free pages resident, {} given back, {} chunks); process RSS {:+.1} MiB",
+        mib(s.total_size()),
+        mib(s.resident_size()),
+        s.cached_pages,
+        s.released_pages,
+        s.chunks,
+        match (before, rss()) {
+            (Some(b), Some(a)) => (a as f64 - b as f64) / (1 << 20) as f64,
+            _ => f64::NAN,
+        }
+    );
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    let base = base_pages();
+    let max: u32 = if std::env::args().any(|a| a == "--bench") {
+        std::env::var("ACOMP_SCALE_MAX_LOG2")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16)
+    } else {
+        14
+    };
+    for log2 in (14..=max.min(20)).step_by(2) {
+        scale(&mut c, &base, log2);
+    }
+    c.final_summary();
+}

@@ -1,0 +1,120 @@
+//! One offset's entry (`struct zswap_entry`): where its page is ([`State`]), the marks
+//! the LRU, recompression and clean copies keep on it, and a folio's frame that the entries
+//! of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
+//! describes itself with, nothing of the tier.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use parking_lot::RwLock;
+
+use crate::outcome::FolioInfo;
+use crate::pool::Handle;
+
+/// Where one offset's page is.
+pub(crate) enum State {
+    /// In the pool: a frame of `length` bytes written by `codec`'s transform, or the page as
+    /// it is (`incompressible`).
+    Pool {
+        handle: Handle,
+        length: u32,
+        incompressible: bool,
+        codec: FrameTag,
+    },
+    /// Every 8-byte word is this value (native-endian); nothing in the pool.
+    Filled(u64),
+    /// Written back: on the device under `key`, with this checksum of key and page.
+    Device { key: u64, checksum: u32 },
+    /// Page `index` of a folio's frame, shared with the folio's other pages.
+    Folio {
+        folio: std::sync::Arc<Folio>,
+        index: usize,
+    },
+    /// Invalidated or replaced: a load that finds it looks the offset up again.
+    Dead,
+}
+
+/// One offset's entry (`struct zswap_entry`). Its lock guards the object: nothing reads
+/// the object without holding it, nothing frees it without holding it for writing.
+pub(crate) struct Entry {
+    pub(crate) state: RwLock<State>,
+    /// Loaded since the shrinker last passed it over (zswap's `entry->referenced`).
+    pub(crate) referenced: AtomicBool,
+    /// Its sequence number in the LRU, 0 when out of it (changed under the LRU's lock).
+    pub(crate) lru: AtomicU64,
+    /// zram's idle mark and whether recompression was tried since the store.
+    pub(crate) idle: IdleMark,
+    /// A clean copy ([`crate::Zswap::load_clean`]): set under the entry's lock held for
+    /// reading or writing, cleared and acted on only under it held for writing.
+    pub(crate) clean: AtomicBool,
+    /// Its offset, so that the shrinker can drop a clean copy it took from the LRU.
+    pub(crate) offset: u64,
+}
+
+impl Entry {
+    /// A new entry at `offset`: not referenced, out of the LRU, not idle, not clean.
+    pub(crate) fn new(offset: u64, state: State) -> Self {
+        Entry {
+            state: RwLock::new(state),
+            referenced: AtomicBool::new(false),
+            lru: AtomicU64::new(0),
+            idle: IdleMark::default(),
+            clean: AtomicBool::new(false),
+            offset,
+        }
+    }
+}
+
+/// The transform that wrote an entry's frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameTag {
+    /// The tier's transform ([`crate::Zswap::builder`]'s).
+    Primary,
+    /// The recompression transform ([`crate::Builder::recompress`]'s).
+    Recompressed,
+}
+
+/// An entry's idle mark (zram's `ZRAM_IDLE`) and whether recompression has tried it
+/// (zram's `ZRAM_INCOMPRESSIBLE` for its recompression): both start clear with the entry,
+/// that is with each store.
+#[derive(Debug, Default)]
+pub(crate) struct IdleMark {
+    pub(crate) idle: AtomicBool,
+    pub(crate) tried: AtomicBool,
+}
+
+impl IdleMark {
+    /// An access: the entry is no longer idle.
+    pub(crate) fn touch(&self) {
+        // Most loads find it clear: a read, not a write that moves the cache line.
+        if self.idle.load(Relaxed) {
+            self.idle.store(false, Relaxed);
+        }
+    }
+}
+
+/// One folio's frame, shared by the entries of its pages.
+pub(crate) struct Folio {
+    /// Unique over every folio stored.
+    pub(crate) id: u64,
+    /// The offset of its first page.
+    pub(crate) first: u64,
+    /// Its pages.
+    pub(crate) pages: usize,
+    /// Bytes of the frame.
+    pub(crate) length: usize,
+    /// The frame in page-sized objects and a tail; empty once freed.
+    pub(crate) chunks: RwLock<Vec<Handle>>,
+    /// Pages it still serves: the last to leave frees the frame.
+    pub(crate) live: AtomicUsize,
+}
+
+impl Folio {
+    pub(crate) fn info(&self) -> FolioInfo {
+        FolioInfo {
+            id: self.id,
+            first: self.first,
+            pages: self.pages,
+            length: self.length,
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The load path (`zswap_load`): the entry by offset, then its page decompressed straight
+//! out of the pool's fragments (two where the object straddles backing pages, through the
+//! transform that wrote the frame), copied, filled, decoded from a folio's frame, or read
+//! from the device and checked against its checksum. Exclusive loads (`take`) and clean
+//! copies ([`Zswap::load_clean`]) are loads too.
+
+use std::io::IoSliceMut;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use acomp::Acomp;
+
+use crate::entry::{FrameTag, State};
+use crate::filled::fill_word;
+use crate::outcome::{LoadError, LoadKind};
+use crate::pool;
+use crate::stats::{dec, inc};
+use crate::tier::Zswap;
+use crate::{PAGE_SIZE, Page};
+
+/// The checksum of a written-back page: CRC-32 of its key and bytes, so that a page read
+/// from another key's slot does not match either.
+pub(crate) fn checksum(key: u64, page: &Page) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&key.to_le_bytes());
+    h.update(page);
+    h.finalize()
+}
+
+impl Zswap {
+    /// Loads the page at `offset` into `page`; the entry stays.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::NotFound`] where the offset has no entry; [`LoadError::Io`] and
+    /// [`LoadError::Corrupt`] from the device; [`LoadError::Decompress`] and
+    /// [`LoadError::WrongLength`] where the pool's frame is bad. The entry is kept.
+    pub fn load(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.load_kind(offset, page).map(|_| ())
+    }
+
+    /// [`Zswap::load`], telling where the page came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`].
+    pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        self.load_marking::<false>(offset, page)
+    }
+
+    /// [`Zswap::load`] for a pager that keeps the page and its compressed copy both (the
+    /// kernel's swap cache keeping a page's swap slot after a swap-in for reading): the entry
+    /// stays as a clean copy, so that paging the page out again costs no compression. A
+    /// clean copy is redundant while its owner holds the page, and is the first thing the
+    /// tier drops at its budget ([`Stats::clean_dropped`](crate::Stats::clean_dropped)),
+    /// before writing anything back and instead of refusing a store: it is never written
+    /// back to the device. Before the owner drops its page, [`Zswap::clear_clean`] turns the
+    /// copy back into an ordinary entry, or says that it is gone. A store at the offset,
+    /// [`Zswap::invalidate`] and [`Zswap::take`] end the mark with the entry; a load keeps
+    /// it. Only copies in the pool are dropped: a same-filled page or one on the device
+    /// holds no pool memory.
+    ///
+    /// ```
+    /// use acomp_zswap::{PAGE_SIZE, Page, Zswap};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let zswap = Zswap::builder(acomp::Acomp::new("lz4")?).build()?;
+    /// let mut page: Page = [0; PAGE_SIZE];
+    /// page[..13].copy_from_slice(b"a clean page!");
+    /// zswap.store(7, &page)?; // paged out
+    /// let mut back = [0; PAGE_SIZE];
+    /// zswap.load_clean(7, &mut back)?; // faulted in for reading: the copy stays
+    /// assert_eq!(zswap.stats().clean_pages, 1);
+    /// // Paging it out again: no store, as long as the copy is still there.
+    /// assert!(zswap.clear_clean(7));
+    /// assert_eq!(zswap.stats().clean_pages, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`]; on an error the entry is not marked.
+    pub fn load_clean(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.load_marking::<true>(offset, page).map(|_| ())
+    }
+
+    /// Turns the clean copy at `offset` back into an ordinary entry, under the entry's
+    /// lock, so that the tier can no longer drop it. Returns whether `offset` still has an
+    /// entry: true, and the owner may drop its page (the entry is the page again); false
+    /// where the tier dropped the copy at its budget (or it was invalidated), and the owner
+    /// must store the page again to page it out. True also where the entry was not clean.
+    pub fn clear_clean(&self, offset: u64) -> bool {
+        loop {
+            let Some(entry) = self.lookup(offset) else {
+                return false;
+            };
+            let state = entry.state.write();
+            if matches!(*state, State::Dead) {
+                // Dropped, invalidated or replaced since the lookup: look again.
+                continue;
+            }
+            if entry.clean.swap(false, Relaxed) {
+                dec(&self.counters.clean_pages);
+                self.lru.follow_mark(&entry);
+            }
+            return true;
+        }
+    }
+
+    /// A load; one of [`Zswap::load_clean`] where `CLEAN`, marking the entry under the same
+    /// lock as it reads it.
+    #[inline(always)]
+    fn load_marking<const CLEAN: bool>(
+        &self,
+        offset: u64,
+        page: &mut Page,
+    ) -> Result<LoadKind, LoadError> {
+        loop {
+            let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::run_after_lookup(offset);
+            let state = entry.state.read();
+            if matches!(*state, State::Dead) {
+                // Replaced or invalidated since the lookup: look again.
+                continue;
+            }
+            entry.referenced.store(true, Relaxed);
+            entry.idle.touch();
+            if !CLEAN {
+                return self.read(&state, page);
+            }
+            let kind = self.read(&state, page)?;
+            if !entry.clean.swap(true, Relaxed) {
+                inc(&self.counters.clean_pages);
+                self.lru.follow_mark(&entry);
+            }
+            return Ok(kind);
+        }
+    }
+
+    /// Loads and invalidates in one step (an exclusive load, as zswap's for a page that
+    /// leaves swap): no other load sees the entry after this one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::load`]; on an error the entry is kept.
+    pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        loop {
+            let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
+            let mut state = entry.state.write();
+            if matches!(*state, State::Dead) {
+                continue;
+            }
+            let kind = self.read(&state, page)?;
+            let mut shard = self.shard(offset).lock();
+            if shard.get(&offset).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                shard.remove(&offset);
+                drop(shard);
+                self.release(&mut state, &entry);
+            }
+            // Else a store replaced it meanwhile (an overlapping store) and frees it.
+            return Ok(kind);
+        }
+    }
+
+    /// The page of a live entry, under its lock.
+    pub(crate) fn read(&self, state: &State, page: &mut Page) -> Result<LoadKind, LoadError> {
+        let c = &self.counters;
+        match state {
+            State::Dead => unreachable!("callers look dead entries up again"),
+            State::Filled(word) => {
+                fill_word(page, *word);
+                Ok(LoadKind::Filled)
+            }
+            State::Pool {
+                handle,
+                incompressible: true,
+                ..
+            } => {
+                self.pool
+                    .read_sg(handle, PAGE_SIZE, |frags| pool::copy_frags(frags, page));
+                Ok(LoadKind::Incompressible)
+            }
+            State::Pool {
+                handle,
+                length,
+                codec,
+                ..
+            } => {
+                let tfm = self.transform(*codec);
+                let (res, kind) = self.pool.read_sg(handle, *length as usize, |src| {
+                    let kind = if src.len() == 1 {
+                        LoadKind::OneFragment
+                    } else {
+                        LoadKind::Straddling
+                    };
+                    (tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
+                });
+                match res {
+                    Ok(PAGE_SIZE) => Ok(kind),
+                    Ok(n) => Err(LoadError::WrongLength(n)),
+                    Err(e) => Err(LoadError::Decompress(e)),
+                }
+                .inspect_err(|_| inc(&c.decompress_fail))
+            }
+            State::Folio { folio, index } => self.read_folio_page(folio, *index, page),
+            State::Device {
+                key,
+                checksum: expected,
+            } => {
+                let dev = self.device.as_ref().expect("written back to a device");
+                if let Err(e) = dev.read_page(*key, page) {
+                    inc(&c.device_read_fail);
+                    return Err(LoadError::Io(e));
+                }
+                let found = checksum(*key, page);
+                if found != *expected {
+                    inc(&c.device_corrupt);
+                    return Err(LoadError::Corrupt {
+                        key: *key,
+                        expected: *expected,
+                        found,
+                    });
+                }
+                inc(&c.device_loads);
+                Ok(LoadKind::Device)
+            }
+        }
+    }
+
+    /// The transform that decodes frames tagged `codec`.
+    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
+        match (codec, &self.recomp) {
+            (FrameTag::Recompressed, Some(r)) => r,
+            _ => &self.tfm,
+        }
+    }
+}

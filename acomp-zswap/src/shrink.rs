@@ -1,0 +1,322 @@
+//! The shrinker, in one place as zswap.c keeps `shrink_worker` beside
+//! `zswap_writeback_entry`: admission at the budget ([`Zswap::alloc`]), the hysteresis of
+//! `accept_threshold_percent`, the drop of clean copies that comes before anything else,
+//! and writeback of the coldest pool entries to the device, in batches.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::entry::{Entry, State};
+use crate::load::checksum;
+use crate::outcome::StoreError;
+use crate::pool::{AllocError, Handle};
+use crate::stats::{dec, inc};
+use crate::tier::Zswap;
+use crate::{PAGE_SIZE, Page};
+
+/// Pages the shrinker writes back in one batch ([`crate::SwapDevice::write_pages`]).
+pub const WRITEBACK_BATCH: usize = 32;
+
+impl Zswap {
+    /// An object of `len` bytes within the budget: at the budget, clean copies are dropped
+    /// and then the coldest entries go to the device until the pool is at the accept
+    /// threshold; without a device, or while the pool has not fallen below the threshold
+    /// since it was full, the store is refused unless dropping clean copies (and compaction)
+    /// gets the pool there.
+    pub(crate) fn alloc(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
+        if self.full.load(Relaxed) && self.device.is_none() && !self.reclaim_without_device() {
+            return Err(StoreError::PoolFull);
+        }
+        match self.pool.alloc(len, offset) {
+            Ok(h) => Ok(h),
+            Err(AllocError::LimitHit) => self.alloc_at_budget(offset, len),
+            Err(AllocError::BadSize(n)) => unreachable!("objects are 1..=PAGE_SIZE bytes, not {n}"),
+        }
+    }
+
+    /// [`Zswap::alloc`] where the pool is at its budget: the shrinker, out of the store's
+    /// way (the store path's instructions do not depend on it).
+    #[cold]
+    #[inline(never)]
+    fn alloc_at_budget(&self, offset: u64, len: usize) -> Result<Handle, StoreError> {
+        inc(&self.counters.pool_limit_hit);
+        self.full.store(true, Relaxed);
+        if self.device.is_none() {
+            if self.reclaim_without_device() {
+                if let Ok(h) = self.pool.alloc(len, offset) {
+                    return Ok(h);
+                }
+            }
+            return Err(StoreError::PoolFull);
+        }
+        let _one = self.shrinking.lock();
+        // Clean copies first: their owners hold the pages.
+        self.drop_clean();
+        let (mut compacted, mut busy) = (false, 0);
+        loop {
+            // Another shrinker may have made room meanwhile.
+            if self.pool.stats().pages <= self.accept_pages {
+                if let Ok(h) = self.pool.alloc(len, offset) {
+                    return Ok(h);
+                }
+            }
+            match self.write_batch(WRITEBACK_BATCH) {
+                Ok(0) => {
+                    if let Ok(h) = self.pool.alloc(len, offset) {
+                        return Ok(h);
+                    }
+                    // Copies made clean since the drop above (loads racing this store).
+                    if self.drop_clean() > 0 {
+                        continue;
+                    }
+                    // Entries left, all busy (loads), or objects of stores still on their
+                    // way into the LRU: they will be free soon.
+                    if self.pool.stats().objects > 0 && busy < 1024 {
+                        busy += 1;
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    // Nothing left to write back: what compaction frees is the last room.
+                    if compacted {
+                        return Err(StoreError::PoolFull);
+                    }
+                    self.compact();
+                    compacted = true;
+                }
+                Ok(_) => {
+                    // Objects freed here and there free no backing page until their zspage
+                    // is empty: compaction turns them into pages, so that the shrinker writes
+                    // back about what the threshold asks, not most of the pool.
+                    if self.pool.stats().pages > self.accept_pages {
+                        self.compact();
+                    }
+                }
+                Err(e) => {
+                    // The batch stays in the pool; the page may still fit.
+                    return self
+                        .pool
+                        .alloc(len, offset)
+                        .map_err(|_| StoreError::Writeback(e));
+                }
+            }
+        }
+    }
+
+    /// Without a device, at the budget: drops clean copies, then says whether the pool is at
+    /// the accept threshold ([`Zswap::at_threshold`], which compacts where that can get it
+    /// there).
+    fn reclaim_without_device(&self) -> bool {
+        {
+            let _one = self.shrinking.lock();
+            self.drop_clean();
+        }
+        self.at_threshold()
+    }
+
+    /// Drops clean copies ([`Zswap::load_clean`]), oldest first, until the pool is at the
+    /// accept threshold or none is left; compacts where the objects left would fit under
+    /// the threshold, so that dropping stops once compaction can do the rest. The caller
+    /// holds `shrinking`. Returns how many it dropped.
+    fn drop_clean(&self) -> usize {
+        let (mut dropped, mut compacted) = (0, 0);
+        loop {
+            let s = self.pool.stats();
+            if s.pages <= self.accept_pages {
+                break;
+            }
+            if dropped > compacted && s.used_bytes <= self.accept_pages * PAGE_SIZE {
+                self.compact();
+                compacted = dropped;
+                continue;
+            }
+            // One at a time: a clean copy's drop costs no I/O, and each may be the last
+            // one needed.
+            let Some(victim) = self.lru.isolate_clean(1).pop() else {
+                break;
+            };
+            if self.drop_clean_one(&victim) {
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// Drops one clean copy taken out of the clean list, under its lock, if it is still
+    /// one and still its offset's entry; an entry whose mark was cleared meanwhile goes
+    /// back to the LRU. Returns whether it dropped it.
+    fn drop_clean_one(&self, entry: &Arc<Entry>) -> bool {
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_before_dropping_clean(entry.offset);
+        let mut state = entry.state.write();
+        if matches!(*state, State::Dead) {
+            return false;
+        }
+        if !entry.clean.load(Relaxed) {
+            self.lru.push(entry);
+            return false;
+        }
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_while_dropping_clean(entry.offset);
+        let mut shard = self.shard(entry.offset).lock();
+        if !shard
+            .get(&entry.offset)
+            .is_some_and(|e| Arc::ptr_eq(e, entry))
+        {
+            // Replaced or invalidated meanwhile: whoever did it frees it.
+            return false;
+        }
+        shard.remove(&entry.offset);
+        drop(shard);
+        self.release(&mut state, entry);
+        inc(&self.counters.clean_dropped);
+        true
+    }
+
+    /// Whether the pool is at or below the accept threshold, which ends the refusals of a
+    /// pool that hit its budget (zswap's hysteresis). Without a device, compaction is the
+    /// only way back there (the kernel's zsmalloc compacts by itself, from its shrinker): it
+    /// runs first where the room left inside zspages could cover the excess and objects were
+    /// freed since it last ran for this, so that refused stores do not compact over and over
+    /// for nothing.
+    fn at_threshold(&self) -> bool {
+        let s = self.pool.stats();
+        if self.device.is_none() && s.pages > self.accept_pages {
+            let excess = (s.pages - self.accept_pages) * PAGE_SIZE;
+            let room = s.total_size().saturating_sub(s.used_bytes);
+            if room >= excess && s.used_bytes < self.compacted_at.load(Relaxed) {
+                if let Some(_one) = self.shrinking.try_lock() {
+                    self.compact();
+                    self.compacted_at
+                        .store(self.pool.stats().used_bytes, Relaxed);
+                }
+            }
+        }
+        if self.pool.stats().pages <= self.accept_pages {
+            self.full.store(false, Relaxed);
+            self.compacted_at.store(usize::MAX, Relaxed);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The shrinker on demand: writes back up to `max_pages` of the coldest pool entries to
+    /// the device, in batches, and frees their objects. Clean copies
+    /// ([`Zswap::load_clean`]) are never written back. Returns how many were written back:
+    /// fewer when the pool runs out of entries.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Unsupported`] without a device; the device's error where a batch
+    /// fails (its pages stay in the pool; batches written before stay written).
+    pub fn writeback(&self, max_pages: usize) -> io::Result<usize> {
+        if self.device.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "writeback without a swap device",
+            ));
+        }
+        let _one = self.shrinking.lock();
+        let mut written = 0;
+        while written < max_pages {
+            let n = self.write_batch((max_pages - written).min(WRITEBACK_BATCH))?;
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        Ok(written)
+    }
+
+    /// Writes back one batch of up to `n` of the coldest entries; returns how many, 0 only
+    /// where the LRU is empty or every entry in it is busy several times over.
+    fn write_batch(&self, n: usize) -> io::Result<usize> {
+        for _ in 0..4 {
+            match self.try_write_batch(n)? {
+                (0, 0) => return Ok(0),
+                (0, _) => continue,
+                (written, _) => return Ok(written),
+            }
+        }
+        Ok(0)
+    }
+
+    /// One try at a batch: (written, isolated).
+    fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
+        let c = &self.counters;
+        let dev = self.device.as_ref().expect("callers check for a device");
+        let victims = self.lru.isolate(n);
+        if victims.is_empty() {
+            return Ok((0, 0));
+        }
+        // Entries busy with a load (hot) or a store go back for another round.
+        let mut locked = Vec::with_capacity(victims.len());
+        let mut pages: Vec<Box<Page>> = Vec::with_capacity(victims.len());
+        for v in &victims {
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::run_before_writing_back(v.offset);
+            let Some(state) = v.state.try_write() else {
+                self.lru.push(v);
+                continue;
+            };
+            if v.clean.load(Relaxed) {
+                // A clean copy is dropped at the budget, never written back.
+                self.lru.push(v);
+                continue;
+            }
+            if !matches!(*state, State::Pool { .. } | State::Folio { .. }) {
+                continue;
+            }
+            let mut page = Box::new([0u8; PAGE_SIZE]);
+            if self.read(&state, &mut page).is_err() {
+                // A frame the pool cannot give back is left where it is (and counted).
+                continue;
+            }
+            let key = self.next_key.fetch_add(1, Relaxed);
+            locked.push((v, state, key, checksum(key, &page)));
+            pages.push(page);
+        }
+        if locked.is_empty() {
+            return Ok((0, victims.len()));
+        }
+        let batch: Vec<(u64, &Page)> = locked
+            .iter()
+            .zip(&pages)
+            .map(|((_, _, key, _), page)| (*key, &**page))
+            .collect();
+        if let Err(e) = dev.write_pages(&batch) {
+            c.device_write_fail.fetch_add(locked.len() as u64, Relaxed);
+            for (v, _state, key, _) in &locked {
+                let _ = dev.discard(*key);
+                self.lru.push(v);
+            }
+            return Err(e);
+        }
+        let written = locked.len();
+        for (_, mut state, key, sum) in locked {
+            let old = std::mem::replace(&mut *state, State::Device { key, checksum: sum });
+            dec(&c.stored_pages);
+            match old {
+                State::Pool {
+                    handle,
+                    length,
+                    incompressible,
+                    ..
+                } => {
+                    self.pool.free(handle);
+                    if incompressible {
+                        dec(&c.stored_incompressible_pages);
+                    }
+                    c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+                }
+                // The frame is freed once its last page leaves it.
+                State::Folio { folio, .. } => self.leave_folio(&folio),
+                _ => unreachable!("checked above, under the same lock"),
+            }
+            inc(&c.device_pages);
+            inc(&c.written_back_pages);
+        }
+        Ok((written, victims.len()))
+    }
+}

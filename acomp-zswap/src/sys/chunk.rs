@@ -1,0 +1,217 @@
+//! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
+//! `madvise` for huge pages and population, `munmap`), a page's release (`MADV_DONTNEED`),
+//! and the calls that hand out a page's bytes under its lock. The arena keeps the
+//! bookkeeping, in safe code.
+
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::PAGE_SIZE;
+
+/// Bytes in one chunk the arena maps: 2 MiB, one transparent huge page on x86-64 and
+/// arm64 (4 KiB base pages).
+pub const CHUNK_SIZE: usize = 2 << 20;
+
+/// Backing pages in one chunk.
+pub const CHUNK_PAGES: usize = CHUNK_SIZE / PAGE_SIZE;
+
+/// One mapping of [`CHUNK_SIZE`] bytes and the locks of its pages. Unmapped when dropped.
+pub(crate) struct Chunk {
+    /// The chunk's slot in the arena.
+    id: u32,
+    base: NonNull<u8>,
+    locks: Box<[RwLock<()>]>,
+}
+
+// SAFETY:
+// - `base` points to a private mapping that lives as long as the `Chunk` (unmapped in `drop`
+//   only);
+// - its bytes are read only under a read lock of their page and written only under its
+//   write lock (`Chunk::read`, `Chunk::write`), so threads never race on them.
+unsafe impl Send for Chunk {}
+// SAFETY: as for `Send`: every access to the mapping goes through a page's lock.
+unsafe impl Sync for Chunk {}
+
+impl Chunk {
+    /// Maps a chunk, aligned to its size (so that it can be one huge page), asks for huge
+    /// pages and populates it. `None` where the kernel refuses the mapping.
+    pub(crate) fn map(id: u32) -> Option<Chunk> {
+        let len = 2 * CHUNK_SIZE;
+        // SAFETY:
+        // - a new anonymous private mapping: no address given, so it overlaps nothing of
+        //   ours; the result is checked against MAP_FAILED before use.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let start = raw as usize;
+        let aligned = start.next_multiple_of(CHUNK_SIZE);
+        let (head, tail) = (aligned - start, start + len - (aligned + CHUNK_SIZE));
+        // SAFETY:
+        // - `[start, start + head)` and `[aligned + CHUNK_SIZE, start + len)` lie in the
+        //   mapping just made (head + CHUNK_SIZE + tail == len), which nothing else knows of;
+        //   a length of 0 is skipped.
+        unsafe {
+            if head > 0 {
+                libc::munmap(raw, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + CHUNK_SIZE) as *mut libc::c_void, tail);
+            }
+        }
+        let base = NonNull::new(aligned as *mut u8).expect("mmap does not map page 0");
+        #[cfg(target_os = "linux")]
+        // SAFETY:
+        // - `[aligned, aligned + CHUNK_SIZE)` is the mapping kept above; advice changes no
+        //   byte of it (MADV_POPULATE_WRITE faults its pages in, zero as mapped). Either call
+        //   may fail (no THP, a kernel before 5.14): the fallback below touches the pages.
+        let populated = unsafe {
+            libc::madvise(
+                aligned as *mut libc::c_void,
+                CHUNK_SIZE,
+                libc::MADV_HUGEPAGE,
+            );
+            libc::madvise(
+                aligned as *mut libc::c_void,
+                CHUNK_SIZE,
+                libc::MADV_POPULATE_WRITE,
+            ) == 0
+        };
+        #[cfg(not(target_os = "linux"))]
+        let populated = false;
+        if !populated {
+            for page in 0..CHUNK_PAGES {
+                // SAFETY:
+                // - the byte lies in the mapping kept above, which no one else can reach yet
+                //   (the chunk is not built); a volatile write so that it is not elided.
+                unsafe { base.add(page * PAGE_SIZE).write_volatile(0) };
+            }
+        }
+        Some(Chunk {
+            id,
+            base,
+            locks: (0..CHUNK_PAGES).map(|_| RwLock::new(())).collect(),
+        })
+    }
+
+    /// The chunk's slot in the arena, as given to [`Chunk::map`].
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Page `index`'s bytes, read-locked.
+    pub(crate) fn read(&self, index: u16) -> PageRef<'_> {
+        self.shared(index, self.locks[index as usize].read())
+    }
+
+    /// Page `index`'s bytes, read-locked even where a writer waits (parking_lot's
+    /// `read_recursive`): for a caller that holds several pages' locks at once.
+    pub(crate) fn read_recursive(&self, index: u16) -> PageRef<'_> {
+        self.shared(index, self.locks[index as usize].read_recursive())
+    }
+
+    fn shared<'a>(&'a self, index: u16, guard: RwLockReadGuard<'a, ()>) -> PageRef<'a> {
+        // SAFETY:
+        // - the page lies in the chunk's mapping (`Chunk::page`), alive while `self` is,
+        //   so for `'a`;
+        // - `guard` read-locks this page for as long as the reference lives (both in the
+        //   `PageRef`), and every write to the page holds its write lock (`write`): no
+        //   `&mut` to these bytes exists meanwhile.
+        let bytes = unsafe { &*self.page(index) };
+        PageRef {
+            _guard: guard,
+            bytes,
+        }
+    }
+
+    /// Page `index`'s bytes, write-locked.
+    pub(crate) fn write(&self, index: u16) -> PageMut<'_> {
+        let guard = self.locks[index as usize].write();
+        // SAFETY:
+        // - the page lies in the chunk's mapping, alive while `self` is;
+        // - `guard` write-locks this page for as long as the reference lives, and every
+        //   other access to it holds its lock: this is the only reference to these bytes.
+        let bytes = unsafe { &mut *self.page(index) };
+        PageMut {
+            _guard: guard,
+            bytes,
+        }
+    }
+
+    /// Gives page `index`'s memory back to the kernel (`MADV_DONTNEED`): the page stays
+    /// mapped, and reads as zeros, faulted in anew, once written again. Done under the
+    /// page's write lock.
+    pub(crate) fn release(&self, index: u16) {
+        let _guard = self.locks[index as usize].write();
+        // SAFETY:
+        // - the page lies in the chunk's mapping (`Chunk::page`), a private anonymous one,
+        //   where MADV_DONTNEED only replaces the page's contents with zeros;
+        // - its write lock is held: no reference to its bytes exists meanwhile.
+        // A failure leaves the page resident, as it was: nothing to undo.
+        unsafe {
+            libc::madvise(self.page(index).cast(), PAGE_SIZE, libc::MADV_DONTNEED);
+        }
+    }
+
+    /// Page `index`'s bytes, as a pointer.
+    fn page(&self, index: u16) -> *mut [u8; PAGE_SIZE] {
+        debug_assert!((index as usize) < CHUNK_PAGES);
+        // SAFETY:
+        // - `index < CHUNK_PAGES` (every index comes from the arena's free lists, all below
+        //   it, and `locks[index]`, taken first, is bounds-checked), so the offset stays
+        //   inside the mapping of CHUNK_SIZE bytes.
+        unsafe { self.base.add(index as usize * PAGE_SIZE).cast().as_ptr() }
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        // SAFETY:
+        // - `base` is the start of this chunk's own mapping of CHUNK_SIZE bytes, unmapped
+        //   once: every `PageRef` and `PageMut` borrows the chunk, so none outlives this.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), CHUNK_SIZE) };
+    }
+}
+
+/// A page's bytes, read-locked.
+pub(crate) struct PageRef<'a> {
+    _guard: RwLockReadGuard<'a, ()>,
+    bytes: &'a [u8; PAGE_SIZE],
+}
+
+/// A page's bytes, write-locked.
+pub(crate) struct PageMut<'a> {
+    _guard: RwLockWriteGuard<'a, ()>,
+    bytes: &'a mut [u8; PAGE_SIZE],
+}
+
+impl Deref for PageRef<'_> {
+    type Target = [u8; PAGE_SIZE];
+    fn deref(&self) -> &Self::Target {
+        self.bytes
+    }
+}
+
+impl Deref for PageMut<'_> {
+    type Target = [u8; PAGE_SIZE];
+    fn deref(&self) -> &Self::Target {
+        self.bytes
+    }
+}
+
+impl DerefMut for PageMut<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.bytes
+    }
+}

@@ -1,0 +1,160 @@
+//! The pool's arena seen from the tier: backing pages reused without zeroing, and whole
+//! chunks given back to the kernel after mass invalidation.
+
+mod common;
+
+use acomp::Acomp;
+use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
+use acomp_zswap::{PAGE_SIZE, Page, StoreKind, Zswap};
+use common::{check, mix, page};
+
+fn tier() -> Zswap {
+    Zswap::builder(Acomp::new("lz4").unwrap()).build().unwrap()
+}
+
+/// A page of random bytes: kept as it is, a whole backing page.
+fn noise(seed: u64) -> Page {
+    let mut p = [0u8; PAGE_SIZE];
+    let mut s = seed;
+    for w in p.chunks_exact_mut(8) {
+        s = mix(s);
+        w.copy_from_slice(&s.to_le_bytes());
+    }
+    p
+}
+
+#[test]
+fn stale_bytes_of_reused_pages_never_load_as_a_page() {
+    let z = tier();
+    // Two chunks of backing pages full of random bytes, then all invalidated: the pages go
+    // back to the arena as they are.
+    for offset in 0..2 * CHUNK_PAGES as u64 {
+        assert_eq!(
+            z.store_kind(offset, &noise(offset)).unwrap(),
+            StoreKind::Incompressible
+        );
+    }
+    assert_eq!(z.pool_stats().chunks, 2);
+    for offset in 0..2 * CHUNK_PAGES as u64 {
+        z.invalidate(offset);
+    }
+    assert_eq!(z.pool_stats().chunks, 1);
+    // Frames shorter than their objects, in pages that held other bytes: each loads whole.
+    let n = 400;
+    for offset in 0..n {
+        assert_eq!(
+            z.store_kind(offset, &page(offset, 1)).unwrap(),
+            StoreKind::Compressed
+        );
+    }
+    assert_eq!(z.pool_stats().chunks, 1, "the kept chunk served the stores");
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in 0..n {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 1);
+    }
+}
+
+#[test]
+fn mass_invalidation_gives_whole_chunks_back() {
+    let z = tier();
+    let n = 20_000u64;
+    for offset in 0..n {
+        z.store(offset, &page(offset, 7)).unwrap();
+    }
+    let full = z.pool_stats();
+    assert!(full.chunks >= 16, "{full:?}");
+    // The arena's memory is the pool's plus the free pages it keeps, whole chunks.
+    assert_eq!(full.arena_size(), full.chunks * CHUNK_SIZE);
+    assert_eq!(
+        full.pages + full.cached_pages + full.released_pages,
+        full.chunks * CHUNK_PAGES
+    );
+    for offset in 0..n {
+        z.invalidate(offset);
+    }
+    let s = z.pool_stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    // The kernel has the rest back: every chunk unmapped but the one kept below the mark.
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    assert_eq!(s.arena_size(), CHUNK_SIZE);
+}
+
+#[test]
+fn scattered_invalidation_gives_free_pages_back() {
+    // Every other page invalidated, then compaction: zspages empty, but no chunk does. The
+    // free pages beyond the mark go back to the kernel one by one; the resident memory of
+    // the backing pages stays within a chunk of the pool's size.
+    let z = tier();
+    let n = 20_000u64;
+    for offset in 0..n {
+        z.store(offset, &page(offset, 5)).unwrap();
+    }
+    let full = z.pool_stats();
+    for offset in (0..n).filter(|o| mix(*o) % 2 == 0) {
+        z.invalidate(offset);
+    }
+    z.compact();
+    let s = z.pool_stats();
+    assert!(
+        s.pages < full.pages * 6 / 10,
+        "compaction freed zspages: {s:?}"
+    );
+    assert_eq!(s.chunks, full.chunks, "no chunk emptied: {s:?}");
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    assert_eq!(
+        s.pages + s.cached_pages + s.released_pages,
+        s.chunks * CHUNK_PAGES
+    );
+    assert!(
+        s.resident_size() <= s.total_size() + CHUNK_SIZE,
+        "resident {} against a pool of {}",
+        s.resident_size(),
+        s.total_size()
+    );
+    // Released pages serve new stores, their bytes whole.
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in n..n + 4000 {
+        z.store(offset, &page(offset, 6)).unwrap();
+    }
+    for offset in n..n + 4000 {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 6);
+    }
+}
+
+#[test]
+fn chunks_come_and_go_under_threads() {
+    // Two threads each store and invalidate more than a chunk's worth of whole pages, ten
+    // rounds, loading each page back before it goes: chunks are mapped, shared and given
+    // back while the other thread reads and writes its own pages in them.
+    let z = tier();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let z = &z;
+            s.spawn(move || {
+                let mut back = [0u8; PAGE_SIZE];
+                for round in 0..10u64 {
+                    let base = t << 32 | round << 16;
+                    for i in 0..CHUNK_PAGES as u64 + 100 {
+                        z.store(base + i, &noise(base + i)).unwrap();
+                    }
+                    for i in 0..CHUNK_PAGES as u64 + 100 {
+                        z.load(base + i, &mut back).unwrap();
+                        assert!(
+                            back == noise(base + i),
+                            "thread {t}, round {round}, page {i}"
+                        );
+                        z.invalidate(base + i);
+                    }
+                }
+            });
+        }
+    });
+    let s = z.pool_stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+}
