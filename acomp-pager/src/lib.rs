@@ -90,7 +90,6 @@ mod region;
 mod state;
 mod stats;
 mod sys;
-mod tier;
 
 pub use acomp_zswap::PAGE_SIZE;
 pub use pager::{Builder, Pager};

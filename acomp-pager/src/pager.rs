@@ -324,7 +324,7 @@ impl Shared {
                 self.tier.load(key, buf)
             } else {
                 new = CLEAN;
-                crate::tier::load_clean(&self.tier, key, buf)
+                self.tier.load_clean(key, buf)
             };
             if let Err(e) = loaded {
                 self.finish(region, p, OUT, OUT);
@@ -351,7 +351,7 @@ impl Shared {
             if errno != Some(libc::EEXIST) {
                 // Not mapped: the page stays as it was (a clean mark undone first, so that
                 // the tier cannot drop the only copy).
-                if from_tier && new == CLEAN && !crate::tier::clear_clean(&self.tier, key) {
+                if from_tier && new == CLEAN && !self.tier.clear_clean(key) {
                     let _ = self.tier.store(key, buf);
                 }
                 self.finish(region, p, old, old);

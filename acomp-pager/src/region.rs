@@ -216,7 +216,7 @@ pub(crate) fn page_out_batch(
         let p = start + i;
         let key = key(region.id, p);
         action[i] = match old[i] {
-            CLEAN if crate::tier::clear_clean(&shared.tier, key) => {
+            CLEAN if shared.tier.clear_clean(key) => {
                 add(&shared.counters.clean_swap_outs, 1);
                 Action::Out
             }
