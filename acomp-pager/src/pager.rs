@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering, fence};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use acomp_zswap::{PAGE_SIZE, Page, Zswap};
 use parking_lot::{Mutex, RwLock};
@@ -20,6 +20,9 @@ use crate::sys::{
     UFFD_PAGEFAULT_FLAG_WRITE, Uffd,
 };
 
+/// [`Builder::handler_spin`]'s default.
+const SPIN: Duration = Duration::from_micros(50);
+
 /// A page of zeros, the source of a write fault's first page.
 static ZEROS: Page = [0; PAGE_SIZE];
 
@@ -30,6 +33,7 @@ pub struct Builder {
     tier: Arc<Zswap>,
     resident_limit: Option<u64>,
     handler_threads: usize,
+    handler_spin: Duration,
     keep_clean: bool,
 }
 
@@ -46,6 +50,17 @@ impl Builder {
     /// Faults on different pages are served concurrently.
     pub fn handler_threads(mut self, n: usize) -> Self {
         self.handler_threads = n.max(1);
+        self
+    }
+
+    /// How long a handler thread that served a fault keeps asking for the next one before
+    /// it sleeps in `poll` (default: 50 µs; zero never spins). Faults come in bursts, and a
+    /// thread already running reads the next one without a wake-up by the scheduler, which
+    /// on a virtual machine with idle CPUs costs as much as the rest of the fault (see
+    /// BENCHMARKS.md). One thread at a time spins, and only this long after its last fault:
+    /// a process that stops faulting costs no CPU.
+    pub fn handler_spin(mut self, spin: Duration) -> Self {
+        self.handler_spin = spin;
         self
     }
 
@@ -76,6 +91,7 @@ impl Builder {
             uffd: Uffd::open()?,
             stop: EventFd::new()?,
             stopping: AtomicBool::new(false),
+            spinning: AtomicBool::new(false),
             regions: RwLock::new(Vec::new()),
             map_lock: RwLock::new(()),
             pending: Mutex::new(Vec::new()),
@@ -83,6 +99,7 @@ impl Builder {
             own_removes: Mutex::new(Vec::new()),
             counters: Counters::new(handlers),
             keep_clean: self.keep_clean,
+            spin: self.handler_spin,
             next_id: AtomicU32::new(1),
             reclaim,
         });
@@ -129,6 +146,7 @@ impl Pager {
             tier,
             resident_limit: None,
             handler_threads: cpus.clamp(2, 8),
+            handler_spin: SPIN,
             keep_clean: true,
         }
     }
@@ -182,6 +200,8 @@ pub(crate) struct Shared {
     pub(crate) uffd: Uffd,
     stop: EventFd,
     pub(crate) stopping: AtomicBool,
+    /// Whether a handler thread is spinning for the next fault of a burst (one at most).
+    spinning: AtomicBool,
     /// The live regions, by address.
     pub(crate) regions: RwLock<Vec<Arc<RegionInner>>>,
     /// Read: mapping a page into a region (`UFFDIO_COPY`, `UFFDIO_ZEROPAGE`). Write:
@@ -198,6 +218,8 @@ pub(crate) struct Shared {
     own_removes: Mutex<Vec<(usize, usize)>>,
     pub(crate) counters: Counters,
     pub(crate) keep_clean: bool,
+    /// [`Builder::handler_spin`].
+    spin: Duration,
     pub(crate) next_id: AtomicU32,
     pub(crate) reclaim: Option<Reclaim>,
 }
@@ -211,7 +233,20 @@ impl Shared {
     fn handle_loop(&self, thread: usize) {
         let mut msgs = [Msg::default(); 16];
         let mut buf: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let mut last_busy = Instant::now();
+        let mut spin_until: Option<Instant> = None;
         loop {
+            if let Some(until) = spin_until {
+                // Spinning: the next fault of a burst is read without a wake-up.
+                if !crate::sys::readable(self.uffd.raw()) {
+                    if Instant::now() < until && !self.stopping.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    spin_until = None;
+                    self.spinning.store(false, Ordering::Release);
+                }
+            }
             let n = {
                 let _w = self.map_lock.write();
                 let n = match self.uffd.read(&mut msgs) {
@@ -237,8 +272,21 @@ impl Shared {
                 if self.stopping.load(Ordering::SeqCst) {
                     return;
                 }
+                if spin_until.is_none()
+                    && last_busy.elapsed() < self.spin
+                    && !self.spinning.swap(true, Ordering::Acquire)
+                {
+                    spin_until = Some(Instant::now() + self.spin);
+                    continue;
+                }
+                if spin_until.take().is_some() {
+                    self.spinning.store(false, Ordering::Release);
+                }
                 crate::sys::poll2(self.uffd.raw(), self.stop_fd());
                 continue;
+            }
+            if spin_until.take().is_some() {
+                self.spinning.store(false, Ordering::Release);
             }
             for m in &msgs[..n] {
                 if m.event != UFFD_EVENT_PAGEFAULT {
@@ -254,6 +302,7 @@ impl Shared {
                 let ns = start.elapsed().as_nanos() as u64;
                 let _ = self.counters.service[thread].lock().record(ns.max(1));
             }
+            last_busy = Instant::now();
         }
     }
 
@@ -280,7 +329,13 @@ impl Shared {
         if flags & UFFD_PAGEFAULT_FLAG_WP != 0 {
             self.write_protect_fault(&region, p, addr);
         } else {
-            self.missing_fault(&region, p, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE != 0, buf);
+            self.missing_fault(
+                &region,
+                p,
+                addr,
+                flags & UFFD_PAGEFAULT_FLAG_WRITE != 0,
+                buf,
+            );
         }
     }
 
@@ -306,10 +361,11 @@ impl Shared {
                 // The program dropped the page while another thread held it, and this
                 // fault came after the zap: zeros; the holder drops what it had.
                 let _r = self.map_lock.read();
-                let _ = self.uffd.zeropage(addr);
+                if self.uffd.zeropage(addr, true).is_err() {
+                    let _ = self.uffd.wake(addr, PAGE_SIZE);
+                }
                 drop(_r);
                 add(&self.counters.zero_faults, 1);
-                let _ = self.uffd.wake(addr, PAGE_SIZE);
                 return;
             }
             Acquired::Busy { zapped: false } => return self.defer(region, p, addr),
@@ -334,18 +390,21 @@ impl Shared {
         }
         let mapped = {
             let _r = self.map_lock.read();
+            // The faulting thread is woken by the mapping itself: it runs on while this one
+            // releases the page (a fault on it meanwhile is deferred, and woken then).
             if region.states.zapped(p) {
                 // Dropped by the program while this thread loaded it: zeros (`finish`
                 // drops the tier's entry).
-                self.uffd.zeropage(addr)
+                self.uffd.zeropage(addr, true)
             } else if from_tier {
-                self.uffd.copy(addr, buf, new == CLEAN)
+                self.uffd.copy(addr, buf, new == CLEAN, true)
             } else if write {
-                self.uffd.copy(addr, &ZEROS, false)
+                self.uffd.copy(addr, &ZEROS, false, true)
             } else {
-                self.uffd.zeropage(addr)
+                self.uffd.zeropage(addr, true)
             }
         };
+        let woken = mapped.is_ok();
         if let Err(e) = mapped {
             let errno = e.raw_os_error();
             if errno != Some(libc::EEXIST) {
@@ -377,7 +436,10 @@ impl Shared {
             r.note_resident(self, region, p, old == OUT);
         }
         self.finish(region, p, old, new);
-        let _ = self.uffd.wake(addr, PAGE_SIZE);
+        if !woken {
+            // Mapped by another thread first (EEXIST): wake this fault's thread.
+            let _ = self.uffd.wake(addr, PAGE_SIZE);
+        }
     }
 
     fn write_protect_fault(&self, region: &Arc<RegionInner>, p: usize, addr: usize) {
@@ -392,17 +454,22 @@ impl Shared {
                     self.tier.invalidate(key(region.id, p));
                     add(&self.counters.write_protect_faults, 1);
                 }
-                if let Err(e) = self.uffd.write_protect(addr, PAGE_SIZE, false) {
+                // Unprotecting wakes the writer.
+                let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
+                self.finish(region, p, old, RESIDENT);
+                if let Err(e) = unprotected {
                     if !region.dying() {
                         eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
                     }
+                    let _ = self.uffd.wake(addr, PAGE_SIZE);
                 }
-                self.finish(region, p, old, RESIDENT);
             }
             // Paged out or dropped since the fault was raised: the thread retries.
-            _ => self.finish(region, p, old, old),
+            _ => {
+                self.finish(region, p, old, old);
+                let _ = self.uffd.wake(addr, PAGE_SIZE);
+            }
         }
-        let _ = self.uffd.wake(addr, PAGE_SIZE);
     }
 
     /// Releases a held page into `new`, from `old`; a page the program dropped meanwhile

@@ -127,9 +127,17 @@ impl Reclaim {
     }
 
     /// Page `p` of `region` came into memory (`refault`: from the tier).
-    pub(crate) fn note_resident(&self, shared: &Shared, region: &RegionInner, p: usize, refault: bool) {
+    pub(crate) fn note_resident(
+        &self,
+        shared: &Shared,
+        region: &RegionInner,
+        p: usize,
+        refault: bool,
+    ) {
         let Some(marks) = &region.lru else { return };
-        let stamp = marks.stamp[p].fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let stamp = marks.stamp[p]
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
         let shadow = marks.shadow[p].swap(0, Ordering::Relaxed);
         let distance = self.clock.load(Ordering::Relaxed).wrapping_sub(shadow);
         let activate = refault && shadow != 0 && u64::from(distance) <= self.limit;

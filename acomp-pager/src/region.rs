@@ -122,7 +122,9 @@ impl Region {
     pub fn page_out(&self, offset: usize, len: usize) -> io::Result<usize> {
         if offset % PAGE_SIZE != 0
             || len % PAGE_SIZE != 0
-            || offset.checked_add(len).is_none_or(|end| end > self.inner.len)
+            || offset
+                .checked_add(len)
+                .is_none_or(|end| end > self.inner.len)
         {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -201,9 +203,12 @@ pub(crate) fn page_out_batch(
         .resident(start * PAGE_SIZE, count, &mut mapped)
         // Write-protect before reading: a write from here on faults and waits for its page.
         .and_then(|()| {
-            shared
-                .uffd
-                .write_protect(region.addr() + start * PAGE_SIZE, count * PAGE_SIZE, true)
+            shared.uffd.write_protect(
+                region.addr() + start * PAGE_SIZE,
+                count * PAGE_SIZE,
+                true,
+                false,
+            )
         });
     if let Err(e) = wp {
         for (i, &o) in old[..count].iter().enumerate() {
@@ -265,9 +270,12 @@ pub(crate) fn page_out_batch(
             Action::Out => OUT,
             Action::Zero => UNTOUCHED,
             Action::Unprotect => {
-                let _ = shared
-                    .uffd
-                    .write_protect(region.addr() + p * PAGE_SIZE, PAGE_SIZE, false);
+                let _ = shared.uffd.write_protect(
+                    region.addr() + p * PAGE_SIZE,
+                    PAGE_SIZE,
+                    false,
+                    false,
+                );
                 RESIDENT
             }
         };

@@ -148,7 +148,10 @@ mod tests {
         assert_eq!(s.acquire(0), Acquired::Held(OUT));
         assert!(s.mark_zapped(0));
         assert_eq!(s.acquire(0), Acquired::Busy { zapped: true });
-        assert!(!s.release(0, RESIDENT), "a zapped page is not released as if nothing happened");
+        assert!(
+            !s.release(0, RESIDENT),
+            "a zapped page is not released as if nothing happened"
+        );
         s.release_zapped(0, UNTOUCHED);
         assert_eq!(s.peek(0), UNTOUCHED);
         assert!(!s.mark_zapped(1), "a page nobody holds is not marked");

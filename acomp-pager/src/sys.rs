@@ -245,44 +245,57 @@ impl Uffd {
         ioctl(self.fd.as_raw_fd(), UFFDIO_WAKE, &mut range)
     }
 
-    /// Maps a new page holding `page` at `dst` (write-protected with `wp`), without waking.
-    pub fn copy(&self, dst: usize, page: &Page, wp: bool) -> io::Result<()> {
+    /// Maps a new page holding `page` at `dst` (write-protected with `wp`), waking the
+    /// threads waiting on it with `wake`.
+    pub fn copy(&self, dst: usize, page: &Page, wp: bool, wake: bool) -> io::Result<()> {
         let mut copy = UffdioCopy {
             dst: dst as u64,
             src: page.as_ptr() as u64,
             len: PAGE_SIZE as u64,
-            mode: UFFDIO_COPY_MODE_DONTWAKE | if wp { UFFDIO_COPY_MODE_WP } else { 0 },
+            mode: if wake { 0 } else { UFFDIO_COPY_MODE_DONTWAKE }
+                | if wp { UFFDIO_COPY_MODE_WP } else { 0 },
             copy: 0,
         };
         ioctl(self.fd.as_raw_fd(), UFFDIO_COPY, &mut copy)
     }
 
-    /// Maps the zero page at `dst`, without waking.
-    pub fn zeropage(&self, dst: usize) -> io::Result<()> {
+    /// Maps the zero page at `dst`, waking the threads waiting on it with `wake`.
+    pub fn zeropage(&self, dst: usize, wake: bool) -> io::Result<()> {
         let mut zp = UffdioZeropage {
             range: UffdioRange {
                 start: dst as u64,
                 len: PAGE_SIZE as u64,
             },
-            mode: UFFDIO_ZEROPAGE_MODE_DONTWAKE,
+            mode: if wake {
+                0
+            } else {
+                UFFDIO_ZEROPAGE_MODE_DONTWAKE
+            },
             zeropage: 0,
         };
         ioctl(self.fd.as_raw_fd(), UFFDIO_ZEROPAGE, &mut zp)
     }
 
-    /// Write-protects (`protect`) or unprotects `[start, start + len)`, without waking.
-    pub fn write_protect(&self, start: usize, len: usize, protect: bool) -> io::Result<()> {
+    /// Write-protects `[start, start + len)`, or unprotects it (`protect` false), waking
+    /// the threads waiting on it then with `wake`.
+    pub fn write_protect(
+        &self,
+        start: usize,
+        len: usize,
+        protect: bool,
+        wake: bool,
+    ) -> io::Result<()> {
         let mut wp = UffdioWriteprotect {
             range: UffdioRange {
                 start: start as u64,
                 len: len as u64,
             },
-            // The kernel refuses WP together with DONTWAKE (EINVAL): DONTWAKE only
-            // means something when unprotecting, which may wake a faulting writer.
-            mode: if protect {
-                UFFDIO_WRITEPROTECT_MODE_WP
-            } else {
-                UFFDIO_WRITEPROTECT_MODE_DONTWAKE
+            // The kernel refuses WP together with DONTWAKE (EINVAL): protecting wakes
+            // nobody, DONTWAKE only means something when unprotecting.
+            mode: match (protect, wake) {
+                (true, _) => UFFDIO_WRITEPROTECT_MODE_WP,
+                (false, true) => 0,
+                (false, false) => UFFDIO_WRITEPROTECT_MODE_DONTWAKE,
             },
         };
         ioctl(self.fd.as_raw_fd(), UFFDIO_WRITEPROTECT, &mut wp)
@@ -361,6 +374,17 @@ impl EventFd {
     pub fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
+}
+
+/// Whether `fd` is readable now, without waiting.
+pub fn readable(fd: RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one live pollfd structure; a timeout of 0 never blocks.
+    unsafe { libc::poll(&mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLIN != 0 }
 }
 
 /// Waits until `uffd` or `event` is readable: true if `event` is.
