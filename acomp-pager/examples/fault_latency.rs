@@ -60,6 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             times.push(t.elapsed().as_nanos() as u64);
         }
         times.sort_unstable();
+        // SAFETY: inside the region, every page mapped back by now.
+        let back = unsafe { std::slice::from_raw_parts(ptr, n) };
+        assert!(back == &bytes[..n], "a page came back wrong");
         let s = pager.stats();
         println!(
             "pass {pass}: {moved} pages out at {:.0} MiB/s; fault p50 {:.2} us p99 {:.2} us; \

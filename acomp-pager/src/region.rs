@@ -117,8 +117,10 @@ impl Region {
     ///
     /// `InvalidInput` for a range that is not page-aligned or not inside the region.
     /// `StorageFull` when the tier refuses a page (its budget reached with no device, or
-    /// a device error: the message has the tier's reason): the pages before it are out,
-    /// that page and the rest stay in memory as they were.
+    /// a device error: the message has the tier's reason and how many pages left memory).
+    /// Pages go to the tier in batches of 32: the pages of the refused page's batch that
+    /// the tier took and those of the batches before are out; the refused page and the
+    /// batches after stay in memory as they were.
     pub fn page_out(&self, offset: usize, len: usize) -> io::Result<usize> {
         if offset % PAGE_SIZE != 0
             || len % PAGE_SIZE != 0
@@ -148,9 +150,8 @@ impl Region {
                 return Err(io::Error::new(
                     io::ErrorKind::StorageFull,
                     format!(
-                        "the tier refused page {} of the region ({why}); {moved} pages were \
-                         paged out before it",
-                        start + n
+                        "the tier refused a page of pages {start}..{stop} of the region \
+                         ({why}); {moved} pages were paged out"
                     ),
                 ));
             }
@@ -165,6 +166,11 @@ impl Region {
             owner: self.owner.clone(),
         }
     }
+}
+
+thread_local! {
+    /// A page-out's pages read out for the tier: a batch's worth, per thread.
+    static STORE_BUF: std::cell::RefCell<Vec<Page>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// What a page-out does with one page.
@@ -216,39 +222,62 @@ pub(crate) fn page_out_batch(
         }
         return (0, Some(format!("write-protect failed: {e}")));
     }
-    let mut buf: Page = [0; PAGE_SIZE];
-    for i in 0..count {
-        let p = start + i;
-        let key = key(region.id, p);
-        action[i] = match old[i] {
-            CLEAN if shared.tier.clear_clean(key) => {
-                add(&shared.counters.clean_swap_outs, 1);
-                Action::Out
-            }
-            // A page the program dropped since it was mapped.
-            RESIDENT if mapped[i] & 1 == 0 => Action::Zero,
-            RESIDENT | CLEAN if refused.is_none() && !region.dying() => {
-                region.map.read_page(p * PAGE_SIZE, &mut buf);
-                if acomp_zswap::same_filled(&buf) == Some(0) {
-                    add(&shared.counters.zero_swap_outs, 1);
-                    Action::Zero
-                } else {
-                    match shared.tier.store(key, &buf) {
-                        Ok(()) => {
-                            add(&shared.counters.swap_outs, 1);
-                            Action::Out
-                        }
-                        Err(e) => {
-                            refused = Some(e.to_string());
-                            Action::Unprotect
-                        }
+    // The pages to compress, read out and stored in one batch of the tier's.
+    let mut to_store = [0usize; BATCH];
+    let mut n_store = 0;
+    STORE_BUF.with_borrow_mut(|bufs| {
+        if bufs.is_empty() {
+            bufs.resize(BATCH, [0; PAGE_SIZE]);
+        }
+        for i in 0..count {
+            let p = start + i;
+            action[i] = match old[i] {
+                CLEAN if shared.tier.clear_clean(key(region.id, p)) => {
+                    add(&shared.counters.clean_swap_outs, 1);
+                    Action::Out
+                }
+                // A page the program dropped since it was mapped.
+                RESIDENT if mapped[i] & 1 == 0 => Action::Zero,
+                RESIDENT | CLEAN if !region.dying() => {
+                    let buf = &mut bufs[n_store];
+                    region.map.read_page(p * PAGE_SIZE, buf);
+                    if acomp_zswap::same_filled(buf) == Some(0) {
+                        add(&shared.counters.zero_swap_outs, 1);
+                        Action::Zero
+                    } else {
+                        to_store[n_store] = i;
+                        n_store += 1;
+                        Action::Keep
                     }
                 }
-            }
-            RESIDENT | CLEAN => Action::Unprotect,
-            _ => Action::Keep,
-        };
-    }
+                RESIDENT | CLEAN => Action::Unprotect,
+                _ => Action::Keep,
+            };
+        }
+        if n_store == 0 {
+            return;
+        }
+        let pages: Vec<(u64, &Page)> = to_store[..n_store]
+            .iter()
+            .zip(bufs.iter())
+            .map(|(&i, b)| (key(region.id, start + i), b))
+            .collect();
+        for (&i, r) in to_store[..n_store]
+            .iter()
+            .zip(shared.tier.store_batch(&pages))
+        {
+            action[i] = match r {
+                Ok(_) => {
+                    add(&shared.counters.swap_outs, 1);
+                    Action::Out
+                }
+                Err(e) => {
+                    refused.get_or_insert_with(|| e.to_string());
+                    Action::Unprotect
+                }
+            };
+        }
+    });
     // Drop the pages that left, a run at a time.
     let mut i = 0;
     while i < count {
