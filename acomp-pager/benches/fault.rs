@@ -1,0 +1,134 @@
+//! A fault's cost, side by side in one run: a fault on plain anonymous memory (the kernel
+//! maps its zero page), a pager region's fault on a page never written (the pager maps the
+//! zero page: the round trip through a handler thread and nothing else), and a pager
+//! region's swap-in (the same, plus the tier's load and the copy into place), lz4 and
+//! zstd; beside them `page_out`'s cost per page. Each iteration is one page's first
+//! access, timed over a run of `iters` pages in a fixed random order (the setup, mapping
+//! and paging out, is outside the timing).
+//!
+//! `cargo bench -p acomp-pager --bench fault`; the kernel's own swap-in, beside zram, is
+//! the main job's (`--pager --vs-zram`: it needs root).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acomp_pager::{PAGE_SIZE, Pager, Region};
+use criterion::{Criterion, Throughput};
+
+/// Pages of text-like bytes that compress as a heap does (about 2-3x with lz4).
+fn fill(region: &Region, pages: usize) {
+    let ptr = region.as_ptr();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for p in 0..pages {
+        let mut page = [0u8; PAGE_SIZE];
+        for (i, b) in page.iter_mut().enumerate() {
+            if i % 64 == 0 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+            }
+            *b = b"the quick brown fox jumps over the lazy dog "[(i + (x as usize % 8)) % 44];
+        }
+        page[..8].copy_from_slice(&(p as u64).to_le_bytes());
+        // SAFETY: page `p` is inside the region, which is readable and writable.
+        unsafe { std::ptr::copy_nonoverlapping(page.as_ptr(), ptr.add(p * PAGE_SIZE), PAGE_SIZE) };
+    }
+}
+
+fn order(pages: usize) -> Vec<usize> {
+    let mut o: Vec<usize> = (0..pages).collect();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for i in (1..pages).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        o.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    o
+}
+
+/// Touches each page of `order` once (one byte read), timing the whole run.
+fn touch(ptr: *const u8, order: &[usize]) -> Duration {
+    let start = Instant::now();
+    for &p in order {
+        // SAFETY: the callers' mappings hold every page of `order`.
+        black_box(unsafe { std::ptr::read_volatile(ptr.add(p * PAGE_SIZE)) });
+    }
+    start.elapsed()
+}
+
+fn pager(alg: &str) -> Pager {
+    let tier = Arc::new(
+        acomp_zswap::Zswap::builder(acomp::Acomp::new(alg).unwrap())
+            .max_pool_bytes(4 << 30)
+            .build()
+            .unwrap(),
+    );
+    Pager::builder(tier).build().expect("userfaultfd")
+}
+
+/// An anonymous mapping of `len` bytes the kernel has not touched: a large zeroed `Vec`
+/// is `calloc`'s fresh `mmap`, so each page's first access is a fault.
+fn fresh(len: usize) -> Vec<u8> {
+    vec![0; len.max(1 << 20)]
+}
+
+fn faults(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fault");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("kernel_zero_page", |b| {
+        b.iter_custom(|iters| {
+            let pages = iters as usize;
+            let map = fresh(pages * PAGE_SIZE);
+            touch(map.as_ptr(), &order(pages))
+        })
+    });
+    let zero = pager("lz4");
+    g.bench_function("pager_zero_page", |b| {
+        b.iter_custom(|iters| {
+            let pages = iters as usize;
+            let region = zero.region(pages * PAGE_SIZE).unwrap();
+            touch(region.as_ptr(), &order(pages))
+        })
+    });
+    for alg in ["lz4", "zstd"] {
+        let p = pager(alg);
+        g.bench_function(format!("pager_swap_in_{alg}"), |b| {
+            b.iter_custom(|iters| {
+                let pages = iters as usize;
+                let region = p.region(pages * PAGE_SIZE).unwrap();
+                fill(&region, pages);
+                region.page_out(0, pages * PAGE_SIZE).unwrap();
+                touch(region.as_ptr(), &order(pages))
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("page_out");
+    g.throughput(Throughput::Bytes(PAGE_SIZE as u64));
+    for alg in ["lz4", "zstd"] {
+        let p = pager(alg);
+        g.bench_function(alg, |b| {
+            b.iter_custom(|iters| {
+                let pages = iters as usize;
+                let region = p.region(pages * PAGE_SIZE).unwrap();
+                fill(&region, pages);
+                let start = Instant::now();
+                region.page_out(0, pages * PAGE_SIZE).unwrap();
+                start.elapsed()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    faults(&mut c);
+    c.final_summary();
+}

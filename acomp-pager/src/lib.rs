@@ -1,0 +1,100 @@
+//! A userfaultfd swap layer on [`acomp_zswap`]: anonymous memory whose pages are paged out
+//! into a compressed tier and faulted back in on their next access, as the kernel's swap
+//! does with zram or zswap, for one process and without a swap device.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use acomp_pager::{Pager, Region};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tier = Arc::new(
+//!     acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4")?)
+//!         .max_pool_bytes(256 << 20)
+//!         .build()?,
+//! );
+//! let pager = Pager::builder(tier.clone()) // the builder by value, as the tier's
+//!     .resident_limit(64 << 20)            // optional: RAM kept for the regions, in bytes
+//!     .build()?;                           // Send + Sync; says why userfaultfd is refused
+//! let len: usize = 1 << 30;
+//! let region: Region = pager.region(len)?; // anonymous, page-aligned, zero-filled
+//! let ptr: *mut u8 = region.as_ptr();      // plain memory: read and write it
+//! unsafe { ptr.write_bytes(7, 4096) };
+//! let moved = region.page_out(0, len)?;    // pages now in the tier: 1
+//! assert_eq!(unsafe { *ptr }, 7);          // a fault brings it back
+//! println!("{moved} paged out; {:?}", pager.stats());
+//! drop(region);                            // unmapped; its pages leave the tier
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The contract
+//!
+//! - A region reads and writes as anonymous memory: whatever is paged out, each page reads
+//!   back the bytes last written to it. A page never written reads as zeros and costs
+//!   nothing (the zero page is mapped; nothing is stored).
+//! - [`Region::page_out`] write-protects each page before reading it for compression: a
+//!   write racing it faults, waits for that page, and lands after it on the page faulted
+//!   back in. It is never lost.
+//! - A page faulted back in by a read keeps its compressed copy in the tier as a clean
+//!   copy, and stays write-protected: paged out again before it is written, it costs no
+//!   compression. Its first write drops the copy (one write-protect fault). The tier drops
+//!   clean copies first when it reaches its budget (they are redundant).
+//! - The program's `madvise(MADV_DONTNEED)` or `MADV_REMOVE` over a region works as on
+//!   anonymous memory: the pages read as zeros after it, and their copies in the tier are
+//!   dropped (the pager registers for `UFFD_EVENT_REMOVE`).
+//! - A fault that cannot be served (the tier's load fails: a device error, a corrupt page)
+//!   never leaves the thread waiting: its page is poisoned (`UFFDIO_POISON`) and the access
+//!   gets SIGBUS, as the kernel fails a swap-in whose read failed; the reason is printed
+//!   to stderr and counted ([`Stats::failed_faults`]). A panic in a pager thread is caught:
+//!   the fault it was serving gets SIGBUS and the thread goes on.
+//! - Faults are served by several threads ([`Builder::handler_threads`]); a fault on a page
+//!   that another thread holds (a page-out in progress) is deferred and retried when the
+//!   page is released, never waited on by a handler.
+//! - `fork`: regions are not inherited (`MADV_DONTFORK`, as RDMA buffers are): in a child
+//!   the range is unmapped, and touching it is SIGSEGV, never zeros in place of data.
+//! - Huge pages: a region is `MADV_NOHUGEPAGE` and its faults are served a 4 KiB page at a
+//!   time; the program's `MADV_HUGEPAGE` on it changes nothing (the kernel allocates no
+//!   transparent huge page in a userfaultfd-registered missing range).
+//! - `mprotect`: a region may be made read-only; its faults are still served, and
+//!   `page_out` still reads it. A range made `PROT_NONE` must not be paged out (reading it
+//!   would fault in the pager's thread).
+//! - Dropping a region unmaps it and invalidates its pages in the tier. Threads waiting on
+//!   its faults are woken (the range is unregistered first); a thread that touches a region
+//!   while or after it is dropped gets what `munmap` gives: SIGSEGV.
+//!
+//! # Cold pages
+//!
+//! With [`Builder::resident_limit`], a reclaim thread keeps the regions' resident pages
+//! under the limit, paging out the coldest (see `reclaim.rs`: an inactive and an active
+//! FIFO, with refault distances as the kernel's `mm/workingset.c`), since a userfaultfd
+//! sees no accessed bits. Faults that would take the regions past the limit by more than
+//! a sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in
+//! direct reclaim.
+//!
+//! # Where it comes from
+//!
+//! The kernel's `Documentation/admin-guide/mm/userfaultfd.rst` (missing and write-protect
+//! modes, `UFFDIO_COPY` with `UFFDIO_COPY_MODE_WP`, remove events, poison) and its swap
+//! path (`do_swap_page`, the swap cache keeping a clean page's slot, `mm/workingset.c`);
+//! LLNL's umap and Firecracker's fault handlers for what goes wrong in user space (races
+//! with `MADV_DONTNEED`, write-protect on unpopulated pages, one handler thread).
+//!
+//! Linux only, 6.6 or later (write-protect on anonymous memory, `UFFDIO_POISON`).
+
+#![deny(missing_docs, missing_debug_implementations)]
+#![deny(unsafe_code)]
+
+mod pager;
+mod reclaim;
+mod region;
+mod state;
+mod stats;
+mod sys;
+
+pub use acomp_zswap::PAGE_SIZE;
+pub use pager::{Builder, Pager};
+pub use region::Region;
+pub use stats::Stats;
+
+#[doc(hidden)]
+pub use pager::_assert_send_sync;

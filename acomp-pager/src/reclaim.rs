@@ -1,0 +1,279 @@
+//! The resident limit: a reclaim thread (the kernel's kswapd) that pages out the coldest
+//! resident pages once the regions hold more than the limit.
+//!
+//! Without accessed bits (this kernel has no `page_idle`, DAMON needs root, and a
+//! userfaultfd sees only the first touch of a page), coldness is the order in which pages
+//! came into memory, corrected by refaults as the kernel's `mm/workingset.c` does for pages
+//! it cannot watch: two FIFO lists, inactive and active. A page that comes in goes to the
+//! tail of the inactive list; the reclaimer pages out from its head. A page the reclaimer
+//! paged out that faults back in within `limit` evictions (its refault distance: had the
+//! limit been a little larger it would have stayed) goes to the active list instead. The
+//! active list is kept to at most half the limit by moving its head to the inactive tail.
+//! So a page the program keeps touching comes back once and then stays, while a one-pass
+//! sweep over cold pages flows through the inactive list alone.
+//!
+//! Lists hold `(region, page, stamp)`; a page's stamp changes whenever it leaves memory, so
+//! entries of pages that left are skipped when they reach a head, with no unlinking.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::pager::Shared;
+use crate::region::{BATCH, RegionInner, page_out_batch};
+use crate::state::{CLEAN, RESIDENT};
+use crate::stats::add;
+
+/// Per-page marks of a region under a resident limit.
+#[derive(Debug)]
+pub(crate) struct PageMarks {
+    /// Changes each time the page comes into memory or leaves it.
+    stamp: Box<[AtomicU32]>,
+    /// The eviction clock when the reclaimer paged the page out; 0 if it did not.
+    shadow: Box<[AtomicU32]>,
+}
+
+impl PageMarks {
+    pub(crate) fn new(pages: usize) -> PageMarks {
+        let zeros = || (0..pages).map(|_| AtomicU32::new(0)).collect();
+        PageMarks {
+            stamp: zeros(),
+            shadow: zeros(),
+        }
+    }
+
+    /// The page left memory; `shadow` is the eviction clock if the reclaimer paged it out.
+    pub(crate) fn evicted(&self, p: usize, shadow: u32) {
+        self.stamp[p].fetch_add(1, Ordering::Relaxed);
+        self.shadow[p].store(shadow, Ordering::Relaxed);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    region: u32,
+    stamp: u32,
+    page: u64,
+}
+
+#[derive(Debug, Default)]
+struct Lists {
+    inactive: VecDeque<Entry>,
+    active: VecDeque<Entry>,
+}
+
+#[derive(Debug, Default)]
+struct Wake {
+    work: bool,
+    stop: bool,
+}
+
+/// The reclaimer's state.
+#[derive(Debug)]
+pub(crate) struct Reclaim {
+    limit: u64,
+    lists: Mutex<Lists>,
+    clock: AtomicU32,
+    wake: Mutex<Wake>,
+    cond: Condvar,
+    throttled: Mutex<Vec<usize>>,
+}
+
+impl Reclaim {
+    pub(crate) fn new(limit_pages: u64) -> io::Result<Reclaim> {
+        if limit_pages < 2 * BATCH as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "resident_limit must be at least {} bytes ({} pages)",
+                    2 * BATCH * acomp_zswap::PAGE_SIZE,
+                    2 * BATCH
+                ),
+            ));
+        }
+        Ok(Reclaim {
+            limit: limit_pages,
+            lists: Mutex::new(Lists::default()),
+            clock: AtomicU32::new(1),
+            wake: Mutex::new(Wake::default()),
+            cond: Condvar::new(),
+            throttled: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// How far past the limit faults go on before they wait for the reclaimer.
+    fn slack(&self) -> u64 {
+        (self.limit / 16).max(BATCH as u64 * 4)
+    }
+
+    pub(crate) fn add_region(&self, _region: &RegionInner) {}
+
+    pub(crate) fn remove_region(&self, id: u32) {
+        let mut l = self.lists.lock();
+        l.inactive.retain(|e| e.region != id);
+        l.active.retain(|e| e.region != id);
+    }
+
+    /// The next eviction's clock value (never 0).
+    pub(crate) fn evict_stamp(&self) -> u32 {
+        let s = self.clock.fetch_add(1, Ordering::Relaxed);
+        if s == 0 {
+            self.clock.fetch_add(1, Ordering::Relaxed)
+        } else {
+            s
+        }
+    }
+
+    /// Page `p` of `region` came into memory (`refault`: from the tier).
+    pub(crate) fn note_resident(
+        &self,
+        shared: &Shared,
+        region: &RegionInner,
+        p: usize,
+        refault: bool,
+    ) {
+        let Some(marks) = &region.lru else { return };
+        let stamp = marks.stamp[p]
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
+        let shadow = marks.shadow[p].swap(0, Ordering::Relaxed);
+        let distance = self.clock.load(Ordering::Relaxed).wrapping_sub(shadow);
+        let activate = refault && shadow != 0 && u64::from(distance) <= self.limit;
+        let entry = Entry {
+            region: region.id,
+            stamp,
+            page: p as u64,
+        };
+        let mut l = self.lists.lock();
+        if activate {
+            l.active.push_back(entry);
+        } else {
+            l.inactive.push_back(entry);
+        }
+        drop(l);
+        if activate {
+            add(&shared.counters.refaults_activated, 1);
+        }
+    }
+
+    /// True when resident pages are past the limit and its slack, and there is something
+    /// to reclaim: the fault waits.
+    pub(crate) fn must_throttle(&self, shared: &Shared) -> bool {
+        let resident = shared.counters.resident_pages();
+        if resident > self.limit {
+            self.kick();
+        }
+        resident > self.limit + self.slack() && !self.lists.lock().inactive.is_empty()
+    }
+
+    /// Parks the fault at `addr` until the reclaimer has made progress.
+    pub(crate) fn throttle(&self, shared: &Shared, addr: usize) {
+        self.throttled.lock().push(addr);
+        self.kick();
+        if !self.must_throttle(shared) {
+            self.release_throttled(shared);
+        }
+    }
+
+    fn release_throttled(&self, shared: &Shared) {
+        let addrs = std::mem::take(&mut *self.throttled.lock());
+        for a in addrs {
+            let _ = shared.uffd.wake(a, acomp_zswap::PAGE_SIZE);
+        }
+    }
+
+    fn kick(&self) {
+        let mut w = self.wake.lock();
+        if !w.work {
+            w.work = true;
+            self.cond.notify_one();
+        }
+    }
+
+    pub(crate) fn stop(&self) {
+        self.wake.lock().stop = true;
+        self.cond.notify_one();
+    }
+
+    /// Up to [`BATCH`] victims, coldest first, as `(region, page)`.
+    fn victims(&self, shared: &Shared, out: &mut Vec<(u32, usize)>) {
+        let regions = shared.regions.read();
+        let live = |e: &Entry| {
+            regions.iter().find(|r| r.id == e.region).is_some_and(|r| {
+                let marks = r.lru.as_ref().expect("a region under a limit has marks");
+                let p = e.page as usize;
+                marks.stamp[p].load(Ordering::Relaxed) == e.stamp
+                    && matches!(r.states.peek(p), RESIDENT | CLEAN)
+            })
+        };
+        let mut l = self.lists.lock();
+        while out.len() < BATCH {
+            if l.active.len() as u64 > self.limit / 2 || l.inactive.is_empty() {
+                match l.active.pop_front() {
+                    Some(e) if live(&e) => l.inactive.push_back(e),
+                    Some(_) => continue,
+                    None if l.inactive.is_empty() => break,
+                    None => {}
+                }
+            }
+            match l.inactive.pop_front() {
+                Some(e) if live(&e) => out.push((e.region, e.page as usize)),
+                Some(_) => {}
+                None => break,
+            }
+        }
+    }
+}
+
+/// The reclaim thread's body.
+pub(crate) fn run(shared: &Shared) {
+    let r = shared.reclaim.as_ref().expect("started with a limit");
+    let low = r.limit - r.limit / 64;
+    let mut victims = Vec::with_capacity(BATCH);
+    loop {
+        {
+            let mut w = r.wake.lock();
+            while !w.work && !w.stop {
+                r.cond.wait(&mut w);
+            }
+            if w.stop {
+                drop(w);
+                r.release_throttled(shared);
+                return;
+            }
+            w.work = false;
+        }
+        while shared.counters.resident_pages() > low {
+            victims.clear();
+            r.victims(shared, &mut victims);
+            if victims.is_empty() {
+                break;
+            }
+            victims.sort_unstable();
+            let mut i = 0;
+            while i < victims.len() {
+                let (id, first) = victims[i];
+                let mut j = i + 1;
+                while j < victims.len() && victims[j] == (id, first + (j - i)) {
+                    j += 1;
+                }
+                let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
+                if let Some(region) = region {
+                    let (_, refused) =
+                        page_out_batch(shared, &region, first, first + (j - i), true);
+                    if let Some(why) = refused {
+                        eprintln!("acomp-pager: the reclaimer's page-out was refused: {why}");
+                    }
+                }
+                i = j;
+            }
+            r.release_throttled(shared);
+            if r.wake.lock().stop {
+                break;
+            }
+        }
+        r.release_throttled(shared);
+    }
+}

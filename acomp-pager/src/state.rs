@@ -1,0 +1,159 @@
+//! The state of each page of a region: one byte, changed only by the thread that holds the
+//! page ([`BUSY`]), so that a fault, a page-out and the program's `MADV_DONTNEED` never
+//! act on one page at once.
+//!
+//! | state | the page's table entry | the tier |
+//! | --- | --- | --- |
+//! | [`UNTOUCHED`] | none: reads as zeros | nothing |
+//! | [`RESIDENT`] | mapped, writable (or the zero page) | nothing |
+//! | [`CLEAN`] | mapped, write-protected | a copy of the same bytes |
+//! | [`OUT`] | none | the page |
+//!
+//! A holder never waits for another thread while it holds a page, except for the kernel's
+//! ioctls, and a fault that finds its page held is deferred ([`crate::pager`]) rather than
+//! waited on: the handler threads never block on a page, so a page-out that waits for a
+//! handler (its own `MADV_DONTNEED`'s remove event must be read) cannot deadlock.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Never written since the region was made or since the program dropped it: zeros.
+pub const UNTOUCHED: u8 = 0;
+/// In memory, its bytes known only to the program.
+pub const RESIDENT: u8 = 1;
+/// In memory, write-protected, and the tier holds a copy of the same bytes.
+pub const CLEAN: u8 = 2;
+/// Paged out: in the tier only.
+pub const OUT: u8 = 3;
+/// Held by a thread that is changing it.
+pub const BUSY: u8 = 4;
+/// With [`BUSY`]: the program's `MADV_DONTNEED` (or `MADV_REMOVE`) covered the page while
+/// it was held; the holder drops what it had and leaves the page as zeros.
+pub const ZAPPED: u8 = 0x80;
+const MASK: u8 = 0x7f;
+
+/// The states of a region's pages.
+#[derive(Debug)]
+pub struct States {
+    pages: Box<[AtomicU8]>,
+}
+
+/// What [`States::acquire`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acquired {
+    /// The page is now held; its state before.
+    Held(u8),
+    /// Another thread holds it; `zapped` if the program dropped it meanwhile.
+    Busy { zapped: bool },
+}
+
+impl States {
+    /// `pages` pages, all [`UNTOUCHED`].
+    pub fn new(pages: usize) -> States {
+        States {
+            pages: (0..pages).map(|_| AtomicU8::new(UNTOUCHED)).collect(),
+        }
+    }
+
+    /// The number of pages.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The state of page `p` as last released (or [`BUSY`]), without holding it.
+    pub fn peek(&self, p: usize) -> u8 {
+        self.pages[p].load(Ordering::Acquire) & MASK
+    }
+
+    /// Holds page `p` unless another thread does.
+    pub fn acquire(&self, p: usize) -> Acquired {
+        let page = &self.pages[p];
+        let mut s = page.load(Ordering::Acquire);
+        loop {
+            if s & MASK == BUSY {
+                return Acquired::Busy {
+                    zapped: s & ZAPPED != 0,
+                };
+            }
+            match page.compare_exchange_weak(s, BUSY, Ordering::Acquire, Ordering::Acquire) {
+                Ok(_) => return Acquired::Held(s),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Holds page `p`, waiting (spinning, then yielding) while a fault handler holds it.
+    /// Only for callers outside the handler threads: a handler holds a page for the length
+    /// of one tier call and one ioctl, and never waits while it does.
+    pub fn acquire_wait(&self, p: usize) -> u8 {
+        let mut spins = 0u32;
+        loop {
+            if let Acquired::Held(s) = self.acquire(p) {
+                return s;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// True if the program dropped page `p` while it was held.
+    pub fn zapped(&self, p: usize) -> bool {
+        self.pages[p].load(Ordering::Acquire) & ZAPPED != 0
+    }
+
+    /// Marks a held page as dropped by the program; false if it is not held.
+    pub fn mark_zapped(&self, p: usize) -> bool {
+        let page = &self.pages[p];
+        let mut s = page.load(Ordering::Acquire);
+        while s & MASK == BUSY {
+            match page.compare_exchange_weak(s, s | ZAPPED, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Releases a held page into `state`. Returns false, leaving the page held, if the
+    /// program dropped it meanwhile ([`ZAPPED`]): the caller then releases it with
+    /// [`States::release_zapped`] after dropping what it held.
+    pub fn release(&self, p: usize, state: u8) -> bool {
+        debug_assert!(state < BUSY);
+        self.pages[p]
+            .compare_exchange(BUSY, state, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Releases a held page that the program dropped, into `state`.
+    pub fn release_zapped(&self, p: usize, state: u8) {
+        debug_assert!(state < BUSY);
+        self.pages[p].store(state, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_page_is_busy_until_released_and_a_zap_is_seen_by_the_holder() {
+        let s = States::new(2);
+        assert_eq!(s.acquire(0), Acquired::Held(UNTOUCHED));
+        assert_eq!(s.acquire(0), Acquired::Busy { zapped: false });
+        assert!(s.release(0, OUT));
+        assert_eq!(s.peek(0), OUT);
+        assert_eq!(s.acquire(0), Acquired::Held(OUT));
+        assert!(s.mark_zapped(0));
+        assert_eq!(s.acquire(0), Acquired::Busy { zapped: true });
+        assert!(
+            !s.release(0, RESIDENT),
+            "a zapped page is not released as if nothing happened"
+        );
+        s.release_zapped(0, UNTOUCHED);
+        assert_eq!(s.peek(0), UNTOUCHED);
+        assert!(!s.mark_zapped(1), "a page nobody holds is not marked");
+    }
+}

@@ -1,0 +1,143 @@
+//! The pager's counters and gauges, as plain fields.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+/// A snapshot of a pager's counters (since it was built) and gauges (now), over all its
+/// regions. Page counts are 4 KiB pages; times are nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Page faults served (missing and write-protect), as `pgfault` counts them.
+    pub faults: u64,
+    /// Faults on paged-out pages, served from the tier (`pswpin`).
+    pub swap_ins: u64,
+    /// Faults on pages never written (or dropped by the program): the zero page, or a
+    /// zeroed page for a write; the tier is not asked.
+    pub zero_faults: u64,
+    /// First writes to clean pages: the tier's copy is dropped and the page made writable.
+    pub write_protect_faults: u64,
+    /// Faults deferred because another thread held the page, and retried.
+    pub deferred_faults: u64,
+    /// Faults that could not be served (the tier's load failed: a device error, a corrupt
+    /// page): the access got SIGBUS, as a failed swap read does.
+    pub failed_faults: u64,
+    /// Pages compressed into the tier by `page_out` and the reclaimer (`pswpout`).
+    pub swap_outs: u64,
+    /// Pages paged out without compression: clean pages whose copy the tier still held.
+    pub clean_swap_outs: u64,
+    /// Zero pages paged out: dropped, nothing stored.
+    pub zero_swap_outs: u64,
+    /// Pages paged out by the reclaimer to keep under `resident_limit`.
+    pub reclaimed: u64,
+    /// Faults on pages the reclaimer had paged out recently enough that they belong to the
+    /// working set (the kernel's `workingset_refault`); such pages are kept longer.
+    pub refaults_activated: u64,
+    /// Pages mapped in the pager's regions (written, faulted in, or the zero page).
+    pub resident_pages: u64,
+    /// Of `resident_pages`: clean pages, whose copy the tier also holds.
+    pub clean_pages: u64,
+    /// Pages held by the tier only.
+    pub paged_out_pages: u64,
+    /// Handler time of a fault, from reading its message to waking the thread: median.
+    pub fault_service_p50_ns: u64,
+    /// The same, 99th percentile.
+    pub fault_service_p99_ns: u64,
+    /// Panics caught in the pager's threads (each fault it was serving got SIGBUS).
+    pub panics: u64,
+}
+
+/// The live counters behind [`Stats`].
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub faults: AtomicU64,
+    pub swap_ins: AtomicU64,
+    pub zero_faults: AtomicU64,
+    pub write_protect_faults: AtomicU64,
+    pub deferred_faults: AtomicU64,
+    pub failed_faults: AtomicU64,
+    pub swap_outs: AtomicU64,
+    pub clean_swap_outs: AtomicU64,
+    pub zero_swap_outs: AtomicU64,
+    pub reclaimed: AtomicU64,
+    pub refaults_activated: AtomicU64,
+    pub resident: AtomicI64,
+    pub clean: AtomicI64,
+    pub out: AtomicI64,
+    pub panics: AtomicU64,
+    /// One histogram per handler thread (uncontended), merged by `snapshot`.
+    pub service: Vec<Mutex<hdrhistogram::Histogram<u64>>>,
+}
+
+pub fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+impl Counters {
+    pub fn new(handlers: usize) -> Counters {
+        Counters {
+            service: (0..handlers)
+                .map(|_| {
+                    Mutex::new(
+                        hdrhistogram::Histogram::new_with_bounds(1, 60_000_000_000, 2)
+                            .expect("valid histogram bounds"),
+                    )
+                })
+                .collect(),
+            ..Counters::default()
+        }
+    }
+
+    /// Counts a page leaving state `from` for state `to` (the gauges).
+    pub fn moved(&self, from: u8, to: u8) {
+        use crate::state::{CLEAN, OUT, RESIDENT};
+        if from == to {
+            return;
+        }
+        for (state, delta) in [(from, -1), (to, 1)] {
+            match state {
+                RESIDENT => self.resident.fetch_add(delta, Ordering::Relaxed),
+                CLEAN => {
+                    self.resident.fetch_add(delta, Ordering::Relaxed);
+                    self.clean.fetch_add(delta, Ordering::Relaxed)
+                }
+                OUT => self.out.fetch_add(delta, Ordering::Relaxed),
+                _ => 0,
+            };
+        }
+    }
+
+    pub fn resident_pages(&self) -> u64 {
+        self.resident.load(Ordering::Relaxed).max(0) as u64
+    }
+
+    pub fn snapshot(&self) -> Stats {
+        let mut all = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 2)
+            .expect("valid histogram bounds");
+        for h in &self.service {
+            all.add(&*h.lock()).expect("same bounds");
+        }
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let gauge = |c: &AtomicI64| c.load(Ordering::Relaxed).max(0) as u64;
+        Stats {
+            faults: get(&self.faults),
+            swap_ins: get(&self.swap_ins),
+            zero_faults: get(&self.zero_faults),
+            write_protect_faults: get(&self.write_protect_faults),
+            deferred_faults: get(&self.deferred_faults),
+            failed_faults: get(&self.failed_faults),
+            swap_outs: get(&self.swap_outs),
+            clean_swap_outs: get(&self.clean_swap_outs),
+            zero_swap_outs: get(&self.zero_swap_outs),
+            reclaimed: get(&self.reclaimed),
+            refaults_activated: get(&self.refaults_activated),
+            resident_pages: gauge(&self.resident),
+            clean_pages: gauge(&self.clean),
+            paged_out_pages: gauge(&self.out),
+            fault_service_p50_ns: all.value_at_quantile(0.5),
+            fault_service_p99_ns: all.value_at_quantile(0.99),
+            panics: get(&self.panics),
+        }
+    }
+}
