@@ -3,7 +3,8 @@
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), and the
-//! frontier plot (`plot`). `main.rs` is the command line; `tests/zswap.rs` tests
+//! frontier plot (`plot`); `--pager`'s paging beside the kernel's zram used as swap (`paging`,
+//! `swap`). `main.rs` is the command line; `tests/zswap.rs` tests
 //! these modules.
 
 pub mod cache;
@@ -11,6 +12,7 @@ pub mod compare;
 pub mod dict;
 pub mod input;
 pub mod lz4dict;
+pub mod paging;
 pub mod patterns;
 pub mod plot;
 pub mod recomp;
@@ -18,6 +20,7 @@ pub mod recomp;
 pub use acomp_zswap::pool;
 pub mod report;
 pub mod snapshot;
+pub mod swap;
 pub mod tiered;
 pub mod units;
 pub mod workload;
