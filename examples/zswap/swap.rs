@@ -332,10 +332,11 @@ fn run_one(input: &Input, algorithm: &str, seed: u64) -> Result<Vec<Row>, String
     // SAFETY: `anon` is a private mapping of `input.len()` pages, readable and writable,
     // alive until after the last use of `map` below, and used by this thread alone.
     let map = unsafe { Mapping::new(anon.ptr, input.len()) };
-    map.fill(input);
     let mut rows = Vec::new();
     for order in Order::ALL {
         interrupted()?;
+        // Written afresh, as the pager's region is: each page-out compresses every page.
+        map.fill(input);
         let p = pass(&dev, &anon, &map, input, order, seed)?;
         rows.push(Row::new(
             KIND_ZRAM_SWAP,
