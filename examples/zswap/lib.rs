@@ -4,7 +4,7 @@
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), and the
 //! frontier plot (`plot`); `--pager`'s paging beside the kernel's zram used as swap (`paging`,
-//! `swap`). `main.rs` is the command line; `tests/zswap.rs` tests
+//! `swap`, `pagingplot`). `main.rs` is the command line; `tests/zswap.rs` tests
 //! these modules.
 
 pub mod cache;
@@ -13,6 +13,7 @@ pub mod dict;
 pub mod input;
 pub mod lz4dict;
 pub mod paging;
+pub mod pagingplot;
 pub mod patterns;
 pub mod plot;
 pub mod recomp;

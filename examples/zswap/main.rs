@@ -26,8 +26,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zswap_main::input::Input;
 use zswap_main::zswap::Zswap;
 use zswap_main::{
-    compare, dict, input, lz4dict, paging, patterns, plot, pool, recomp, report, snapshot, swap,
-    tiered, units, workload, zram,
+    compare, dict, input, lz4dict, paging, pagingplot, patterns, plot, pool, recomp, report,
+    snapshot, swap, tiered, units, workload, zram,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -385,6 +385,16 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .collect();
         plot::draw(&plotted, &title, path)?;
         println!("plot: {}", path.display());
+        if !paging_rows.is_empty() {
+            let paging_path = pagingplot::path(path);
+            let title = format!(
+                "{}: {} pages paged out and touched back; red: zram swap, black: pager",
+                input.path.display(),
+                input.len()
+            );
+            pagingplot::draw(&paging_rows, &title, &paging_path)?;
+            println!("plot: {}", paging_path.display());
+        }
     }
     if let Some(path) = &args.json {
         let summary = compare::Summary {

@@ -304,3 +304,37 @@ fn a_mapping_is_filled_touched_and_verified() {
     // A stop asked for before the first touch times nothing.
     assert!(map.touch(&order, &out, &|| true).is_empty());
 }
+
+#[test]
+fn the_paging_plot_sits_beside_the_plot() {
+    use zswap_main::pagingplot;
+    assert_eq!(
+        pagingplot::path(std::path::Path::new("/tmp/x/frontier.svg")),
+        PathBuf::from("/tmp/x/frontier-paging.svg")
+    );
+    assert_eq!(
+        pagingplot::path(std::path::Path::new("plot")),
+        PathBuf::from("plot-paging")
+    );
+    let rows = [
+        Row::new(paging::KIND_PAGER, "lz4", Order::Random, 1002, &pass()),
+        Row::new(
+            paging::KIND_ZRAM_SWAP,
+            "lzo-rle",
+            Order::Zipf,
+            1002,
+            &pass(),
+        ),
+    ];
+    assert_eq!(pagingplot::short(&rows[0]), "lz4 random");
+    assert_eq!(pagingplot::short(&rows[1]), "zram lzo-rle zipf");
+    let file = std::env::temp_dir().join(format!("zswap-paging-{}.svg", std::process::id()));
+    pagingplot::draw(&rows, "test", &file).unwrap();
+    let svg = std::fs::read_to_string(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert!(svg.contains("lz4 random") && svg.contains("zram lzo-rle zipf"));
+    assert_eq!(
+        pagingplot::draw(&[], "test", &file).unwrap_err(),
+        "no paging rows to plot"
+    );
+}
