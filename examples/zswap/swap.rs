@@ -300,13 +300,19 @@ fn pass(
         .collect();
     let paged_out = paging::count(&out);
     let resident_bytes = (pages - paged_out) * PAGE_SIZE as u64;
-    // The swap header is a page of the device too (a few bytes in mem_used_total).
+    // Pages of zeros never reach the device: the swap layer keeps them as a bit in its
+    // zeromap (Linux 6.12 on). The rest are in orig_data_size, with the swap header.
     let on_device = (mm.orig_data_size / PAGE_SIZE as u64).saturating_sub(1);
-    if on_device != paged_out {
+    let zero = (0..input.len())
+        .filter(|&i| out[i] && input.page(i).iter().all(|&b| b == 0))
+        .count() as u64;
+    if on_device != paged_out - zero {
         println!(
-            "  zram-swap {}: the device holds {on_device} pages besides its header, {paged_out} \
-             of ours left memory (other processes' pages, or pages left in the swap cache)",
-            order.name()
+            "  zram-swap {}: the device holds {on_device} pages besides its header, where \
+             {} of ours that are not all zeros left memory (other processes' pages, or \
+             pages left in the swap cache)",
+            order.name(),
+            paged_out - zero
         );
     }
     interrupted()?;
