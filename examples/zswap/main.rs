@@ -131,10 +131,10 @@ struct Args {
     #[arg(long, value_name = "LEVEL[+dict]", num_args = 0..=1, default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
     recompress: Option<recomp::Spec>,
     /// Also place the pages in a mapping, page them out and touch them back in a random
-    /// and a Zipf order, timing each paged-out page's first access: in a pager region
-    /// (acomp-pager on the tier, lz4) and, with `--vs-zram`, in an ordinary mapping swapped
-    /// to the kernel's zram (a new device per algorithm, lz4 and lzo-rle, swapped on at top
-    /// priority, `MADV_PAGEOUT`). A table of its own, `paging` in `--json`.
+    /// and a Zipf order, timing each paged-out page's first access: with `--vs-zram`, in an
+    /// ordinary mapping swapped to the kernel's zram (a new device per algorithm, lz4 and
+    /// lzo-rle, swapped on at top priority, `MADV_PAGEOUT`); a pager region's rows come
+    /// with acomp-pager. A table of its own, `paging` in `--json`.
     #[arg(long)]
     pager: bool,
 }
@@ -426,6 +426,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
 /// each side that was not measured, saying why.
 fn paging_run(input: &Input, seed: u64, vs_zram: bool) -> (Vec<paging::Row>, Vec<String>) {
     let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    skipped.push(paging::skip_line(
+        "pager",
+        "acomp-pager is not in this build yet",
+    ));
     if vs_zram {
         // SAFETY: geteuid has no preconditions and cannot fail.
         let euid = unsafe { libc::geteuid() };
