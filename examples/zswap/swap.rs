@@ -62,6 +62,20 @@ pub fn swap_header(device_pages: u64, label: &str) -> Vec<u8> {
     page
 }
 
+/// The swap areas of a `/proc/swaps` text other than `ours`: each one's file name and
+/// priority. An area at our priority shares the pages paged out with ours, in turn.
+pub fn other_swap_areas(proc_swaps: &str, ours: &str) -> Vec<(String, i32)> {
+    proc_swaps
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let priority = f.last()?.parse().ok()?;
+            (f.len() >= 5 && f[0] != ours).then(|| (f[0].to_owned(), priority))
+        })
+        .collect()
+}
+
 /// The device's size for `pages` pages: theirs and the header's, rounded up to 1 MiB.
 pub fn disksize(pages: u64) -> u64 {
     ((pages + 1) * PAGE_SIZE as u64).div_ceil(1 << 20) << 20
@@ -178,6 +192,18 @@ impl SwapDevice {
             return Err(format!("swapon {path} (priority {PRIORITY}): {e}"));
         }
         SWAPPED_ON.store(true, SeqCst);
+        if let Ok(text) = std::fs::read_to_string("/proc/swaps") {
+            for (name, priority) in other_swap_areas(&text, &path) {
+                println!(
+                    "  zram-swap {algorithm}: {name} is swapped on too, at priority {priority}{}",
+                    if priority == PRIORITY {
+                        ": ours, at the same, shares the pages paged out with it"
+                    } else {
+                        ", below ours"
+                    }
+                );
+            }
+        }
         Ok(dev)
     }
 
@@ -309,8 +335,8 @@ fn pass(
     if on_device != paged_out - zero {
         println!(
             "  zram-swap {}: the device holds {on_device} pages besides its header, where \
-             {} of ours that are not all zeros left memory (other processes' pages, or \
-             pages left in the swap cache)",
+             {} of ours that are not all zeros left memory (other processes' pages, another \
+             swap area at our priority, or pages left in the swap cache)",
             order.name(),
             paged_out - zero
         );

@@ -338,3 +338,22 @@ fn the_paging_plot_sits_beside_the_plot() {
         "no paging rows to plot"
     );
 }
+
+#[test]
+fn other_swap_areas_are_named_with_their_priority() {
+    let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+                /dev/zram3                              partition\t1048572\t\t0\t\t32767\n\
+                /swapfile                               file\t\t2097148\t\t512\t\t-2\n\
+                /dev/zram2                              partition\t1048572\t\t0\t\t32767\n";
+    assert_eq!(
+        swap::other_swap_areas(text, "/dev/zram2"),
+        [
+            ("/dev/zram3".to_owned(), 32767),
+            ("/swapfile".to_owned(), -2)
+        ]
+    );
+    assert_eq!(
+        swap::other_swap_areas("Filename\tType\tSize\tUsed\tPriority\n", "/dev/zram2"),
+        []
+    );
+}
