@@ -342,6 +342,50 @@ impl Mapping {
     }
 }
 
+/// Issue 37's goal for the pager against the kernel's zram swap with the same algorithm and
+/// order: fault p50 at most 1.0x, p99 at most 1.5x, page-out at least 1.0x, memory at most
+/// 1.0x; every page verified.
+pub const GOAL_FAULT_P50: f64 = 1.0;
+/// See [`GOAL_FAULT_P50`].
+pub const GOAL_FAULT_P99: f64 = 1.5;
+
+/// A goal line per pager row that has a zram-swap row of its algorithm and order beside it.
+pub fn goals(rows: &[Row]) -> Vec<String> {
+    let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+    rows.iter()
+        .filter(|r| r.kind == KIND_PAGER)
+        .filter_map(|p| {
+            let k = rows.iter().find(|k| {
+                k.kind == KIND_ZRAM_SWAP && k.algorithm == p.algorithm && k.order == p.order
+            })?;
+            let p50 = ratio(p.fault_p50_us, k.fault_p50_us)?;
+            let p99 = ratio(p.fault_p99_us, k.fault_p99_us)?;
+            let out = p.page_out_mib_s / k.page_out_mib_s;
+            let mem = p.memory_bytes as f64 / k.memory_bytes.max(1) as f64;
+            let verified = p.verified_pages == p.pages;
+            let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+            let all = p50 <= GOAL_FAULT_P50
+                && p99 <= GOAL_FAULT_P99
+                && out >= 1.0
+                && mem <= 1.0
+                && verified;
+            Some(format!(
+                "{} against zram-swap's: fault p50 {p50:.2}x ({} <= {GOAL_FAULT_P50:.1}x), p99 \
+                 {p99:.2}x ({} <= {GOAL_FAULT_P99:.1}x), page-out {out:.2}x ({} >= 1x), memory \
+                 {mem:.2}x ({} <= 1x), {} of {} pages verified: {}",
+                p.name,
+                mark(p50 <= GOAL_FAULT_P50),
+                mark(p99 <= GOAL_FAULT_P99),
+                mark(out >= 1.0),
+                mark(mem <= 1.0),
+                p.verified_pages,
+                p.pages,
+                if all { "goal met" } else { "goal not met" }
+            ))
+        })
+        .collect()
+}
+
 /// The number of `true`s.
 pub fn count(flags: &[bool]) -> u64 {
     flags.iter().filter(|&&f| f).count() as u64
@@ -409,5 +453,8 @@ pub fn print(rows: &[Row]) {
                 r.name, r.resident_after_page_out, r.pages
             );
         }
+    }
+    for line in goals(rows) {
+        println!("  goal: {line}");
     }
 }

@@ -357,3 +357,65 @@ fn other_swap_areas_are_named_with_their_priority() {
         []
     );
 }
+
+#[test]
+fn the_goal_line_sets_the_pager_against_zram_swap_of_its_algorithm_and_order() {
+    let pager = |p50: u64, p99: u64, ms: u64| Pass {
+        paged_out_pages: 1000,
+        resident_bytes: 0,
+        store_bytes: 1 << 20,
+        page_out: Duration::from_millis(ms),
+        faults: vec![p50; 98].into_iter().chain([p99; 2]).collect(),
+        verified_pages: 1000,
+    };
+    let rows = [
+        Row::new(
+            paging::KIND_PAGER,
+            "lz4",
+            Order::Random,
+            1000,
+            &pager(1000, 1500, 100),
+        ),
+        Row::new(
+            paging::KIND_ZRAM_SWAP,
+            "lz4",
+            Order::Random,
+            1000,
+            &pager(1000, 1000, 100),
+        ),
+        Row::new(
+            paging::KIND_PAGER,
+            "lz4",
+            Order::Zipf,
+            1000,
+            &pager(1100, 1600, 200),
+        ),
+        Row::new(
+            paging::KIND_ZRAM_SWAP,
+            "lz4",
+            Order::Zipf,
+            1000,
+            &pager(1000, 1000, 100),
+        ),
+        Row::new(
+            paging::KIND_ZRAM_SWAP,
+            "lzo-rle",
+            Order::Zipf,
+            1000,
+            &pager(1, 1, 1),
+        ),
+    ];
+    assert_eq!(
+        paging::goals(&rows),
+        [
+            "pager lz4, random order against zram-swap's: fault p50 1.00x (ok <= 1.0x), p99 \
+             1.50x (ok <= 1.5x), page-out 1.00x (ok >= 1x), memory 1.00x (ok <= 1x), 1000 of \
+             1000 pages verified: goal met",
+            "pager lz4, zipf order against zram-swap's: fault p50 1.10x (MISSED <= 1.0x), p99 \
+             1.60x (MISSED <= 1.5x), page-out 0.50x (MISSED >= 1x), memory 1.00x (ok <= 1x), \
+             1000 of 1000 pages verified: goal not met",
+        ]
+    );
+    // Without the kernel's rows, no goal line.
+    assert!(paging::goals(&rows[..1]).is_empty());
+}
