@@ -372,7 +372,7 @@ pub fn goals(rows: &[Row]) -> Vec<String> {
             Some(format!(
                 "{} against zram-swap's: fault p50 {p50:.2}x ({} <= {GOAL_FAULT_P50:.1}x), p99 \
                  {p99:.2}x ({} <= {GOAL_FAULT_P99:.1}x), page-out {out:.2}x ({} >= 1x), memory \
-                 {mem:.2}x ({} <= 1x), {} of {} pages verified: {}",
+                 {mem:.3}x ({} <= 1x), {} of {} pages verified: {}",
                 p.name,
                 mark(p50 <= GOAL_FAULT_P50),
                 mark(p99 <= GOAL_FAULT_P99),

@@ -409,10 +409,10 @@ fn the_goal_line_sets_the_pager_against_zram_swap_of_its_algorithm_and_order() {
         paging::goals(&rows),
         [
             "pager lz4, random order against zram-swap's: fault p50 1.00x (ok <= 1.0x), p99 \
-             1.50x (ok <= 1.5x), page-out 1.00x (ok >= 1x), memory 1.00x (ok <= 1x), 1000 of \
-             1000 pages verified: goal met",
+             1.50x (ok <= 1.5x), page-out 1.00x (ok >= 1x), memory 1.000x (ok <= 1x), 1000 \
+             of 1000 pages verified: goal met",
             "pager lz4, zipf order against zram-swap's: fault p50 1.10x (MISSED <= 1.0x), p99 \
-             1.60x (MISSED <= 1.5x), page-out 0.50x (MISSED >= 1x), memory 1.00x (ok <= 1x), \
+             1.60x (MISSED <= 1.5x), page-out 0.50x (MISSED >= 1x), memory 1.000x (ok <= 1x), \
              1000 of 1000 pages verified: goal not met",
         ]
     );
