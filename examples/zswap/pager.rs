@@ -6,7 +6,8 @@
 //! Not yet a module of the crate: it is written against acomp-pager's API as its branch
 //! defines it, and joins the build with that crate (`pub mod pager;` in lib.rs, the
 //! `acomp-pager` dependency, `pager::run` in main.rs's `paging_run`). Run against that
-//! branch's work in progress it measured every page paged out and back.
+//! branch's work in progress (with its write-protect call fixed: the kernel refuses
+//! `MODE_WP | MODE_DONTWAKE` with EINVAL) it paged out and verified every page.
 
 use std::sync::Arc;
 use std::time::Instant;
