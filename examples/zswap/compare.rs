@@ -302,4 +302,10 @@ pub struct Summary<'a> {
     pub zram_unavailable: Option<String>,
     /// The rows of the table.
     pub configurations: &'a [Row],
+    /// `--pager`'s rows (pages paged out and touched back); absent without `--pager`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub paging: &'a [crate::paging::Row],
+    /// Why a side of `--pager` has no rows, a line each; absent where none is missing.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub paging_unavailable: &'a [String],
 }

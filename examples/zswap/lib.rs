@@ -3,18 +3,23 @@
 //! side-by-side with the kernel's zram (`zram`, `compare`), folio-sized units (`units`) and
 //! dictionaries (`dict`, `lz4dict`), the load patterns of units and their decoded-unit cache
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), the
-//! frontier plot (`plot`), and how every table times its calls (`measure`). `main.rs` is
-//! the command line; `tests/zswap.rs` tests these modules.
+//! frontier plot (`plot`), how every table times its calls (`measure`), and `--pager`'s
+//! paging through acomp-pager beside the kernel's zram used as swap (`paging`, `pager`,
+//! `swap`, `pagingplot`). `main.rs` is the command line; `tests/` tests these modules.
 
 pub mod cache;
 pub mod compare;
 pub mod dict;
 pub mod lz4dict;
 pub mod measure;
+pub mod pager;
+pub mod paging;
+pub mod pagingplot;
 pub mod patterns;
 pub mod plot;
 pub mod recomp;
 pub mod report;
+pub mod swap;
 pub mod tiered;
 pub mod units;
 pub mod workload;

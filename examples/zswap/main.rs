@@ -26,7 +26,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use acomp_pages::input::{self, Input};
 use acomp_pages::snapshot;
 use zswap_main::{
-    compare, dict, lz4dict, patterns, plot, recomp, report, tiered, units, workload, zram, zswap,
+    compare, dict, lz4dict, pager, paging, pagingplot, patterns, plot, recomp, report, swap,
+    tiered, units, workload, zram, zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -129,6 +130,13 @@ struct Args {
     /// dictionary trained on the pages (`19+dict`); default 9+dict.
     #[arg(long, value_name = "LEVEL[+dict]", num_args = 0..=1, default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
     recompress: Option<recomp::Spec>,
+    /// Also place the pages in a mapping, page them out and touch them back in a random
+    /// and a Zipf order, timing each paged-out page's first access: with `--vs-zram`, in an
+    /// ordinary mapping swapped to the kernel's zram (a new device per algorithm, lz4 and
+    /// lzo-rle, swapped on at top priority, `MADV_PAGEOUT`); a pager region's rows come
+    /// with acomp-pager. A table of its own, `paging` in `--json`.
+    #[arg(long)]
+    pager: bool,
 }
 
 fn main() -> ExitCode {
@@ -342,6 +350,11 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         zram_unavailable = why;
     }
+    let (paging_rows, paging_skipped) = if args.pager {
+        paging_run(&input, args.seed, args.vs_zram)
+    } else {
+        Default::default()
+    };
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
     recomp::print(&rows);
@@ -353,6 +366,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if let Some(t) = &lz4_trial {
         lz4dict::print(t);
+    }
+    paging::print(&paging_rows);
+    for line in &paging_skipped {
+        println!("{line}");
     }
     if let Some(path) = &args.plot {
         let title = format!(
@@ -368,6 +385,16 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .collect();
         plot::draw(&plotted, &title, path)?;
         println!("plot: {}", path.display());
+        if !paging_rows.is_empty() {
+            let paging_path = pagingplot::path(path);
+            let title = format!(
+                "{}: {} pages paged out and touched back; red: zram swap, black: pager",
+                input.path.display(),
+                input.len()
+            );
+            pagingplot::draw(&paging_rows, &title, &paging_path)?;
+            println!("plot: {}", paging_path.display());
+        }
     }
     if let Some(path) = &args.json {
         let summary = compare::Summary {
@@ -375,6 +402,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             page_size_bytes: acomp_zswap::PAGE_SIZE as u64,
             zram_unavailable,
             configurations: &rows,
+            paging: &paging_rows,
+            paging_unavailable: &paging_skipped,
         };
         let text = serde_json::to_string_pretty(&summary)?;
         std::fs::write(path, text + "\n")
@@ -383,11 +412,35 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let table_failed = rows
         .iter()
         .chain(&held_out_rows)
-        .any(|r| r.verified_pages != r.pages);
+        .any(|r| r.verified_pages != r.pages)
+        || paging_rows.iter().any(|r| r.verified_pages != r.pages);
     Ok(if report.ok() && !table_failed && !tier_failed {
         ExitCode::SUCCESS
     } else {
         eprintln!("zswap: some pages failed to come back as stored (see above)");
         ExitCode::FAILURE
     })
+}
+
+/// `--pager`'s rows: the pager's, then with `--vs-zram` the kernel's zram swap's; a line for
+/// each side that was not measured, saying why.
+fn paging_run(input: &Input, seed: u64, vs_zram: bool) -> (Vec<paging::Row>, Vec<String>) {
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    match pager::run(input, seed) {
+        Ok(r) => rows.extend(r),
+        Err(why) => skipped.push(paging::skip_line("pager", &why)),
+    }
+    if vs_zram {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        match swap::unavailable(Path::new("/sys"), euid) {
+            Some(why) => skipped.push(paging::skip_line("zram-swap", &why)),
+            None => {
+                let (r, s) = swap::run(input, seed);
+                rows.extend(r);
+                skipped.extend(s);
+            }
+        }
+    }
+    (rows, skipped)
 }

@@ -106,6 +106,9 @@ static ACTIVE: AtomicU32 = AtomicU32::new(0);
 /// Where a handler cannot be installed.
 pub fn handle_ctrl_c() -> Result<(), ctrlc::Error> {
     ctrlc::set_handler(|| {
+        if crate::swap::on_ctrl_c() {
+            return;
+        }
         let active = ACTIVE.load(SeqCst);
         if active == 0 || INTERRUPTED.swap(true, SeqCst) {
             if active != 0 {

@@ -151,6 +151,8 @@ fn rows_against_lzo_rle_and_json() {
         page_size_bytes: 4096,
         zram_unavailable: None,
         configurations: &rows,
+        paging: &[],
+        paging_unavailable: &[],
     })
     .unwrap();
     let first = &json["configurations"][0];
