@@ -34,6 +34,7 @@ pub struct Builder {
     resident_limit: Option<u64>,
     handler_threads: usize,
     handler_spin: Duration,
+    page_out_threads: usize,
     keep_clean: bool,
 }
 
@@ -61,6 +62,15 @@ impl Builder {
     /// a process that stops faulting costs no CPU.
     pub fn handler_spin(mut self, spin: Duration) -> Self {
         self.handler_spin = spin;
+        self
+    }
+
+    /// Threads that compress a large [`Region::page_out`]'s pages: the calling thread and
+    /// up to `n - 1` helpers, one for each 16 batches of 32 pages (default: the number of
+    /// CPUs, at most 4). The kernel compresses in the thread that reclaims; a pager can
+    /// spread a large page-out over the CPUs. 1 keeps it in the calling thread.
+    pub fn page_out_threads(mut self, n: usize) -> Self {
+        self.page_out_threads = n.max(1);
         self
     }
 
@@ -100,6 +110,7 @@ impl Builder {
             counters: Counters::new(handlers),
             keep_clean: self.keep_clean,
             spin: self.handler_spin,
+            page_out_threads: self.page_out_threads,
             next_id: AtomicU32::new(1),
             reclaim,
         });
@@ -147,6 +158,7 @@ impl Pager {
             resident_limit: None,
             handler_threads: cpus.clamp(2, 8),
             handler_spin: SPIN,
+            page_out_threads: cpus.min(4),
             keep_clean: true,
         }
     }
@@ -220,6 +232,8 @@ pub(crate) struct Shared {
     pub(crate) keep_clean: bool,
     /// [`Builder::handler_spin`].
     spin: Duration,
+    /// [`Builder::page_out_threads`].
+    pub(crate) page_out_threads: usize,
     pub(crate) next_id: AtomicU32,
     pub(crate) reclaim: Option<Reclaim>,
 }

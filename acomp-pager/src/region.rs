@@ -2,7 +2,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use acomp_zswap::{PAGE_SIZE, Page};
 
@@ -14,6 +14,10 @@ use crate::sys::Mapping;
 /// Pages handled together by a page-out: one write-protect ioctl, one `mincore`, and one
 /// `MADV_DONTNEED` for each run of pages that left.
 pub(crate) const BATCH: usize = 32;
+
+/// A page-out uses a thread of its own for each this many batches (up to
+/// [`Builder::page_out_threads`](crate::Builder::page_out_threads)).
+const MIN_BATCHES_PER_THREAD: usize = 16;
 
 /// The largest region, in bytes: page indices fit the 36 bits of the tier's offsets.
 const MAX_LEN: usize = 1 << 48;
@@ -118,9 +122,11 @@ impl Region {
     /// `InvalidInput` for a range that is not page-aligned or not inside the region.
     /// `StorageFull` when the tier refuses a page (its budget reached with no device, or
     /// a device error: the message has the tier's reason and how many pages left memory).
-    /// Pages go to the tier in batches of 32: the pages of the refused page's batch that
-    /// the tier took and those of the batches before are out; the refused page and the
-    /// batches after stay in memory as they were.
+    /// Pages go to the tier in batches of 32, taken in order by the calling thread and,
+    /// for a range of more than 16 batches, by helper threads
+    /// ([`Builder::page_out_threads`](crate::Builder::page_out_threads)): the pages the
+    /// tier took are out; the refused page and the batches not taken yet stay in memory as
+    /// they were.
     pub fn page_out(&self, offset: usize, len: usize) -> io::Result<usize> {
         if offset % PAGE_SIZE != 0
             || len % PAGE_SIZE != 0
@@ -139,25 +145,46 @@ impl Region {
         }
         let shared = &self.owner.shared;
         let first = offset / PAGE_SIZE;
-        let end = first + len / PAGE_SIZE;
-        let mut moved = 0;
-        let mut start = first;
-        while start < end {
-            let stop = (start + BATCH).min(end);
-            let (n, refused) = page_out_batch(shared, &self.inner, start, stop, false);
-            moved += n;
-            if let Some(why) = refused {
-                return Err(io::Error::new(
-                    io::ErrorKind::StorageFull,
-                    format!(
-                        "the tier refused a page of pages {start}..{stop} of the region \
-                         ({why}); {moved} pages were paged out"
-                    ),
-                ));
+        let batches = (len / PAGE_SIZE).div_ceil(BATCH);
+        let next = AtomicUsize::new(0);
+        let moved = AtomicUsize::new(0);
+        let refused: parking_lot::Mutex<Option<String>> = parking_lot::Mutex::new(None);
+        // Each thread takes the next batch until none is left or the tier refused a page.
+        let work = || {
+            loop {
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if b >= batches || refused.lock().is_some() {
+                    return;
+                }
+                let start = first + b * BATCH;
+                let stop = (start + BATCH).min(first + len / PAGE_SIZE);
+                let (n, why) = page_out_batch(shared, &self.inner, start, stop, false);
+                moved.fetch_add(n, Ordering::Relaxed);
+                if let Some(why) = why {
+                    refused.lock().get_or_insert(why);
+                    return;
+                }
             }
-            start = stop;
+        };
+        let helpers = (shared
+            .page_out_threads
+            .min(batches / MIN_BATCHES_PER_THREAD))
+        .max(1)
+            - 1;
+        std::thread::scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(work);
+            }
+            work();
+        });
+        let moved = moved.into_inner();
+        match refused.into_inner() {
+            Some(why) => Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!("the tier refused a page ({why}); {moved} pages were paged out"),
+            )),
+            None => Ok(moved),
         }
-        Ok(moved)
     }
 
     /// The pager serving this region.
@@ -209,12 +236,19 @@ pub(crate) fn page_out_batch(
         .resident(start * PAGE_SIZE, count, &mut mapped)
         // Write-protect before reading: a write from here on faults and waits for its page.
         .and_then(|()| {
-            shared.uffd.write_protect(
-                region.addr() + start * PAGE_SIZE,
-                count * PAGE_SIZE,
-                true,
-                false,
-            )
+            loop {
+                match shared.uffd.write_protect(
+                    region.addr() + start * PAGE_SIZE,
+                    count * PAGE_SIZE,
+                    true,
+                    false,
+                ) {
+                    // A remove event not read yet (the program's `MADV_DONTNEED`, or another
+                    // page-out thread's own): the kernel refuses until it is; it is soon.
+                    Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => std::thread::yield_now(),
+                    r => break r,
+                }
+            }
         });
     if let Err(e) = wp {
         for (i, &o) in old[..count].iter().enumerate() {

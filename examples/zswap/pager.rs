@@ -30,6 +30,7 @@ fn pass(
     input: &Input,
     order: Order,
     seed: u64,
+    recompress: bool,
 ) -> Result<Pass, String> {
     let pages = input.len() as u64;
     let start = Instant::now();
@@ -37,6 +38,12 @@ fn pass(
         .page_out(0, region.len())
         .map_err(|e| format!("page_out: {e}"))?;
     let page_out = start.elapsed();
+    if recompress {
+        // Every page paged out is idle: zram's `recompress type=idle` over all of them.
+        let tier = pager.tier();
+        tier.mark_idle();
+        tier.recompress_idle(usize::MAX);
+    }
     let store_bytes = pager.tier().stats().pool_total_size;
     let out: Vec<bool> = map
         .resident()
@@ -81,12 +88,38 @@ fn pass(
 /// pager's error says why and what fixes it), the region not mapped, a page-out refused.
 pub fn run(input: &Input, seed: u64) -> Result<Vec<Row>, String> {
     let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
-    let tier = Arc::new(
-        acomp_zswap::Zswap::builder(tfm)
-            .max_pool_bytes(budget(input.len() as u64))
-            .build()
-            .map_err(|e| format!("the tier: {e}"))?,
-    );
+    let mut rows = rows_of(input, seed, tfm, None, &Order::ALL)?;
+    // The tier with idle pages recompressed by zstd (level 9 and a dictionary trained on
+    // the input, `--recompress`'s default): the random order, after page-out.
+    let trained = crate::dict::train(input, 5, 64 << 10).map_err(|e| e.to_string())?;
+    let zstd =
+        crate::dict::transform(RECOMPRESS_LEVEL, Some(&trained.dict)).map_err(|e| e.to_string())?;
+    let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
+    rows.extend(rows_of(input, seed, tfm, Some(zstd), &[Order::Random])?);
+    Ok(rows)
+}
+
+/// The zstd level of the recompressed row's tier.
+pub const RECOMPRESS_LEVEL: i32 = 9;
+
+/// The algorithm of the recompressed row: lz4, idle pages recompressed with zstd.
+pub const RECOMPRESSED: &str = "lz4+zstd";
+
+/// A tier (recompressing with `recompress`), a pager and a region of the input's pages, and
+/// a row per order.
+fn rows_of(
+    input: &Input,
+    seed: u64,
+    tfm: acomp::Acomp,
+    recompress: Option<acomp::Acomp>,
+    orders: &[Order],
+) -> Result<Vec<Row>, String> {
+    let recompressing = recompress.is_some();
+    let mut builder = acomp_zswap::Zswap::builder(tfm).max_pool_bytes(budget(input.len() as u64));
+    if let Some(r) = recompress {
+        builder = builder.recompress(r);
+    }
+    let tier = Arc::new(builder.build().map_err(|e| format!("the tier: {e}"))?);
     let pager = Pager::builder(tier)
         .build()
         .map_err(|e| format!("the pager: {e}"))?;
@@ -97,13 +130,18 @@ pub fn run(input: &Input, seed: u64) -> Result<Vec<Row>, String> {
     // the last use of `map` below; the program's only accesses are this thread's (the
     // pager's handlers place pages that those accesses wait for).
     let map = unsafe { Mapping::new(region.as_ptr(), input.len()) };
+    let algorithm = if recompressing {
+        RECOMPRESSED
+    } else {
+        ALGORITHM
+    };
     let mut rows = Vec::new();
-    for order in Order::ALL {
+    for &order in orders {
         map.fill(input);
-        let p = pass(&pager, &region, &map, input, order, seed)?;
+        let p = pass(&pager, &region, &map, input, order, seed, recompressing)?;
         rows.push(Row::new(
             KIND_PAGER,
-            ALGORITHM,
+            algorithm,
             order,
             input.len() as u64,
             &p,

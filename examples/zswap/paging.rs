@@ -349,10 +349,39 @@ pub const GOAL_FAULT_P50: f64 = 1.0;
 /// See [`GOAL_FAULT_P50`].
 pub const GOAL_FAULT_P99: f64 = 1.5;
 
-/// A goal line per pager row that has a zram-swap row of its algorithm and order beside it.
+/// Issue 37's memory goal for the pager's tier with idle pages recompressed by zstd
+/// (`lz4+zstd`): at most this times zram-swap lzo-rle's memory, the same order.
+pub const GOAL_RECOMPRESSED_MEMORY: f64 = 0.65;
+
+/// A goal line per pager row that has a zram-swap row of its algorithm and order beside it,
+/// and for a recompressed row (`lz4+zstd`) its memory against zram-swap lzo-rle's.
 pub fn goals(rows: &[Row]) -> Vec<String> {
     let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
-    rows.iter()
+    let recompressed = rows
+        .iter()
+        .filter(|r| r.kind == KIND_PAGER && r.algorithm.contains('+'))
+        .filter_map(|p| {
+            let k = rows.iter().find(|k| {
+                k.kind == KIND_ZRAM_SWAP && k.algorithm == "lzo-rle" && k.order == p.order
+            })?;
+            let mem = p.memory_bytes as f64 / k.memory_bytes.max(1) as f64;
+            let ok = mem <= GOAL_RECOMPRESSED_MEMORY && p.verified_pages == p.pages;
+            Some(format!(
+                "{} against zram-swap lzo-rle's: memory {mem:.3}x ({} <= \
+                 {GOAL_RECOMPRESSED_MEMORY:.2}x), {} of {} pages verified: {}",
+                p.name,
+                if mem <= GOAL_RECOMPRESSED_MEMORY {
+                    "ok"
+                } else {
+                    "MISSED"
+                },
+                p.verified_pages,
+                p.pages,
+                if ok { "goal met" } else { "goal not met" }
+            ))
+        });
+    let same: Vec<String> = rows
+        .iter()
         .filter(|r| r.kind == KIND_PAGER)
         .filter_map(|p| {
             let k = rows.iter().find(|k| {
@@ -383,7 +412,8 @@ pub fn goals(rows: &[Row]) -> Vec<String> {
                 if all { "goal met" } else { "goal not met" }
             ))
         })
-        .collect()
+        .collect();
+    same.into_iter().chain(recompressed).collect()
 }
 
 /// The number of `true`s.
