@@ -348,6 +348,13 @@ impl Shared {
         };
         if let Err(e) = mapped {
             let errno = e.raw_os_error();
+            if errno == Some(libc::EEXIST) && !from_tier {
+                // Mapped already: another thread's message for the same page, served
+                // meanwhile. Nothing changed (a clean page stays clean, with its copy).
+                self.finish(region, p, old, old);
+                let _ = self.uffd.wake(addr, PAGE_SIZE);
+                return;
+            }
             if errno != Some(libc::EEXIST) {
                 // Not mapped: the page stays as it was (a clean mark undone first, so that
                 // the tier cannot drop the only copy).
