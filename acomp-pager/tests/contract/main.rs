@@ -9,6 +9,7 @@ mod common;
 
 mod budget;
 mod clean;
+mod faults;
 mod lifecycle;
 mod races;
 mod remove;
