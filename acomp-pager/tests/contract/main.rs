@@ -9,8 +9,12 @@ mod common;
 
 mod budget;
 mod clean;
+mod errors;
 mod faults;
+mod fork;
+mod huge;
 mod lifecycle;
+mod mprotect;
 mod races;
 mod remove;
 mod round_trip;
