@@ -16,6 +16,8 @@ mod huge;
 mod lifecycle;
 mod mprotect;
 mod races;
+mod reclaim;
 mod remove;
 mod round_trip;
+mod sigbus;
 mod zeros;
