@@ -406,6 +406,18 @@ impl Shared {
                 }
                 self.finish(region, p, old, RESIDENT);
             }
+            // The program's MADV_FREE: its remove event made the page UNTOUCHED (its copy
+            // dropped), but the kernel leaves the page mapped, write-protected if it was
+            // clean, until it reclaims it, and a write keeps it. Unprotected, or the write
+            // would fault forever.
+            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => {
+                if let Err(e) = self.uffd.write_protect(addr, PAGE_SIZE, false) {
+                    if !region.dying() {
+                        eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
+                    }
+                }
+                self.finish(region, p, old, RESIDENT);
+            }
             // Paged out or dropped since the fault was raised: the thread retries.
             _ => self.finish(region, p, old, old),
         }
