@@ -269,7 +269,9 @@ pub fn run_child(test: &str, role: &str, secs: u64) -> Ended {
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "the child {role} is not done after {secs} s (hung); its stderr:\n{}",
+                "the child {role} is not done after {secs} s (hung); its stdout:\n{}\nits \
+                 stderr:\n{}",
+                out.join().unwrap(),
                 err.join().unwrap()
             );
         }

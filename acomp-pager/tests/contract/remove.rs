@@ -112,3 +112,70 @@ fn madv_remove_on_a_region_is_einval_and_changes_nothing() {
         mem.check(p, &want, "after a refused MADV_REMOVE");
     }
 }
+
+const FREE: &str = "madv-free";
+
+/// `MADV_FREE` raises the same remove event as `MADV_DONTNEED` (the pager drops the copies
+/// and takes the pages for zeros), but the kernel leaves the pages mapped until it reclaims
+/// them, and a write keeps a page: a clean page stays mapped write-protected, and its
+/// write once faulted forever. In a child process, for that hang.
+#[test]
+fn writes_after_madv_free_land_and_do_not_hang() {
+    if common::is_child(FREE) {
+        return madv_free_child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "writes_after_madv_free_land_and_do_not_hang",
+    );
+    let end = common::run_child(&path, FREE, 60);
+    assert!(
+        end.stdout.contains("CHILD: the remove event handled"),
+        "{end:?}"
+    );
+    assert!(
+        end.stdout.contains("CHILD: written after MADV_FREE"),
+        "{end:?}"
+    );
+    assert_eq!((end.code, end.signal), (Some(0), None), "{end:?}");
+}
+
+fn madv_free_child() {
+    let pager = common::pager(common::tier()).expect("userfaultfd, as in the parent");
+    let (region, mem) = four_kinds(&pager);
+    mem.advise(0, PAGES, libc::MADV_FREE).unwrap();
+    // madvise returns once the event is read; the handler drops the pages after that.
+    let start = std::time::Instant::now();
+    while pager.stats().resident_pages != 0 || pager.tier().stats().stored_pages != 0 {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the remove event not handled: {:?}",
+            pager.stats()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    println!("CHILD: the remove event handled");
+    // Page 5 was clean (write-protected), 9 resident, 13 never touched.
+    for p in [5, 9, 13] {
+        mem.write(p, &page(p, 2));
+    }
+    println!("CHILD: written after MADV_FREE");
+    // The pages not written since are the old bytes or zeros, as the kernel chose.
+    let check = |what: &str| {
+        for p in 0..PAGES {
+            if [5, 9, 13].contains(&p) {
+                mem.check(p, &page(p, 2), what);
+            } else {
+                let got = mem.read(p);
+                assert!(*got == ZEROS || *got == page(p, 1), "{what}: page {p}");
+            }
+        }
+    };
+    check("after MADV_FREE and the writes");
+    region.page_out(0, region.len()).unwrap();
+    check("after a page-out");
+    assert_eq!(pager.stats().failed_faults, 0);
+}
