@@ -200,10 +200,14 @@ pub(crate) fn page_out_batch(
         .map
         .resident(start * PAGE_SIZE, count, &mut mapped)
         // Write-protect before reading: a write from here on faults and waits for its page.
-        .and_then(|()| {
-            shared
-                .uffd
-                .write_protect(region.addr() + start * PAGE_SIZE, count * PAGE_SIZE, true)
+        .and_then(|()| loop {
+            let at = region.addr() + start * PAGE_SIZE;
+            match shared.uffd.write_protect(at, count * PAGE_SIZE, true) {
+                // A remove event not read yet (the program's madvise, or another page-out's
+                // MADV_DONTNEED, on any region of the pager): the handlers read it soon.
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => std::thread::yield_now(),
+                r => break r,
+            }
         });
     if let Err(e) = wp {
         for (i, &o) in old[..count].iter().enumerate() {
