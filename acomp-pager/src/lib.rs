@@ -41,7 +41,12 @@
 //!   clean copies first when it reaches its budget (they are redundant).
 //! - The program's `madvise(MADV_DONTNEED)` or `MADV_REMOVE` over a region works as on
 //!   anonymous memory: the pages read as zeros after it, and their copies in the tier are
-//!   dropped (the pager registers for `UFFD_EVENT_REMOVE`).
+//!   dropped (the pager registers for `UFFD_EVENT_REMOVE`). On a region, a private
+//!   anonymous mapping, the kernel refuses `MADV_REMOVE` itself (`EINVAL`, before any
+//!   event: nothing changes), as on any such mapping. `MADV_FREE` raises the same event:
+//!   the copies are dropped, and the pages read as zeros or, where the kernel has not freed
+//!   them yet, as they were; a page written after it keeps what was written (one resident
+//!   before it stays in memory: `page_out` skips it).
 //! - A fault that cannot be served (the tier's load fails: a device error, a corrupt page)
 //!   never leaves the thread waiting: its page is poisoned (`UFFDIO_POISON`) and the access
 //!   gets SIGBUS, as the kernel fails a swap-in whose read failed; the reason is printed

@@ -374,12 +374,11 @@ impl Shared {
             Acquired::Busy { zapped: true } => {
                 // The program dropped the page while another thread held it, and this
                 // fault came after the zap: zeros; the holder drops what it had.
+                add(&self.counters.zero_faults, 1);
                 let _r = self.map_lock.read();
                 if self.uffd.zeropage(addr, true).is_err() {
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
                 }
-                drop(_r);
-                add(&self.counters.zero_faults, 1);
                 return;
             }
             Acquired::Busy { zapped: false } => return self.defer(region, p, addr),
@@ -402,6 +401,15 @@ impl Shared {
             }
             from_tier = true;
         }
+        // Counted before the mapping wakes the faulting thread, so that what it reads of
+        // the counters after its access has the access in it; undone if the mapping fails.
+        let counter = if from_tier {
+            &self.counters.swap_ins
+        } else {
+            &self.counters.zero_faults
+        };
+        add(counter, 1);
+        self.counters.moved(old, new);
         let mapped = {
             let _r = self.map_lock.read();
             // The faulting thread is woken by the mapping itself: it runs on while this one
@@ -421,6 +429,17 @@ impl Shared {
         let woken = mapped.is_ok();
         if let Err(e) = mapped {
             let errno = e.raw_os_error();
+            if errno != Some(libc::EEXIST) || !from_tier {
+                counter.fetch_sub(1, Ordering::Relaxed);
+                self.counters.moved(new, old);
+            }
+            if errno == Some(libc::EEXIST) && !from_tier {
+                // Mapped already: another thread's message for the same page, served
+                // meanwhile. Nothing changed (a clean page stays clean, with its copy).
+                self.finish(region, p, old, old);
+                let _ = self.uffd.wake(addr, PAGE_SIZE);
+                return;
+            }
             if errno != Some(libc::EEXIST) {
                 // Not mapped: the page stays as it was (a clean mark undone first, so that
                 // the tier cannot drop the only copy).
@@ -441,15 +460,10 @@ impl Shared {
             // A write fault: the page will change, so the tier's copy goes.
             self.tier.invalidate(key);
         }
-        if from_tier {
-            add(&self.counters.swap_ins, 1);
-        } else {
-            add(&self.counters.zero_faults, 1);
-        }
         if let Some(r) = &self.reclaim {
             r.note_resident(self, region, p, old == OUT);
         }
-        self.finish(region, p, old, new);
+        self.finish_counted(region, p, new);
         if !woken {
             // Mapped by another thread first (EEXIST): wake this fault's thread.
             let _ = self.uffd.wake(addr, PAGE_SIZE);
@@ -468,9 +482,26 @@ impl Shared {
                     self.tier.invalidate(key(region.id, p));
                     add(&self.counters.write_protect_faults, 1);
                 }
-                // Unprotecting wakes the writer.
+                // Unprotecting wakes the writer (the counters moved first, as a missing
+                // fault's).
+                self.counters.moved(old, RESIDENT);
                 let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
-                self.finish(region, p, old, RESIDENT);
+                self.finish_counted(region, p, RESIDENT);
+                if let Err(e) = unprotected {
+                    if !region.dying() {
+                        eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
+                    }
+                    let _ = self.uffd.wake(addr, PAGE_SIZE);
+                }
+            }
+            // The program's MADV_FREE: its remove event made the page UNTOUCHED (its copy
+            // dropped), but the kernel leaves the page mapped, write-protected if it was
+            // clean, until it reclaims it, and a write keeps it. Unprotected, or the write
+            // would fault forever.
+            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => {
+                self.counters.moved(old, RESIDENT);
+                let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
+                self.finish_counted(region, p, RESIDENT);
                 if let Err(e) = unprotected {
                     if !region.dying() {
                         eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
@@ -489,14 +520,18 @@ impl Shared {
     /// Releases a held page into `new`, from `old`; a page the program dropped meanwhile
     /// loses its copy in the tier and reads as zeros.
     pub(crate) fn finish(&self, region: &RegionInner, p: usize, old: u8, new: u8) {
-        if region.states.release(p, new) {
-            self.counters.moved(old, new);
-        } else {
+        self.counters.moved(old, new);
+        self.finish_counted(region, p, new);
+    }
+
+    /// [`Shared::finish`] where the counters already moved the page to `new`.
+    fn finish_counted(&self, region: &RegionInner, p: usize, new: u8) {
+        if !region.states.release(p, new) {
             if new == OUT || new == CLEAN {
                 self.tier.invalidate(key(region.id, p));
             }
             region.states.release_zapped(p, UNTOUCHED);
-            self.counters.moved(old, UNTOUCHED);
+            self.counters.moved(new, UNTOUCHED);
         }
         fence(Ordering::SeqCst);
         if self.pending_len.load(Ordering::Relaxed) > 0 {

@@ -165,7 +165,7 @@ impl Reclaim {
         if resident > self.limit {
             self.kick();
         }
-        resident > self.limit + self.slack() && !self.lists.lock().inactive.is_empty()
+        resident >= self.limit + self.slack() && !self.lists.lock().inactive.is_empty()
     }
 
     /// Parks the fault at `addr` until the reclaimer has made progress.

@@ -235,21 +235,7 @@ pub(crate) fn page_out_batch(
         .map
         .resident(start * PAGE_SIZE, count, &mut mapped)
         // Write-protect before reading: a write from here on faults and waits for its page.
-        .and_then(|()| {
-            loop {
-                match shared.uffd.write_protect(
-                    region.addr() + start * PAGE_SIZE,
-                    count * PAGE_SIZE,
-                    true,
-                    false,
-                ) {
-                    // A remove event not read yet (the program's `MADV_DONTNEED`, or another
-                    // page-out thread's own): the kernel refuses until it is; it is soon.
-                    Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => std::thread::yield_now(),
-                    r => break r,
-                }
-            }
-        });
+        .and_then(|()| write_protect(shared, region.addr() + start * PAGE_SIZE, count));
     if let Err(e) = wp {
         for (i, &o) in old[..count].iter().enumerate() {
             shared.finish(region, start + i, o, o);
@@ -354,6 +340,21 @@ pub(crate) fn page_out_batch(
         add(&shared.counters.reclaimed, moved as u64);
     }
     (moved, refused)
+}
+
+/// Write-protects `pages` pages from `at`, retrying while the kernel refuses with `EAGAIN`:
+/// a remove event not read yet (the program's madvise, or another page-out's
+/// `MADV_DONTNEED`, on any region of the pager), which a handler thread reads soon.
+fn write_protect(shared: &Shared, at: usize, pages: usize) -> io::Result<()> {
+    loop {
+        match shared
+            .uffd
+            .write_protect(at, pages * PAGE_SIZE, true, false)
+        {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => std::thread::yield_now(),
+            r => return r,
+        }
+    }
 }
 
 impl Drop for Region {

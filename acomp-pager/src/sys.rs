@@ -477,6 +477,12 @@ impl Mapping {
         Ok(())
     }
 
+    /// Whether the page at `offset` is mapped (`mincore`; false if it fails).
+    pub fn mapped(&self, offset: usize) -> bool {
+        let mut m = [0u8; 1];
+        self.resident(offset, 1, &mut m).is_ok() && m[0] & 1 != 0
+    }
+
     /// Copies the page at `offset` into `out`. The caller has write-protected the page (or
     /// otherwise holds it still): a concurrent write would make the copy a mix.
     pub fn read_page(&self, offset: usize, out: &mut Page) {

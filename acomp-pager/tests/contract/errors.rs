@@ -1,0 +1,52 @@
+//! The errors: exact kinds for the arguments the pager refuses.
+
+use std::io::ErrorKind::InvalidInput;
+
+use acomp_pager::{PAGE_SIZE, Pager};
+
+use crate::common;
+
+#[test]
+fn bad_lengths_and_ranges_are_invalid_input() {
+    let _w = common::watchdog("errors", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    assert_eq!(pager.region(0).unwrap_err().kind(), InvalidInput);
+    assert_eq!(
+        pager.region((1 << 48) + 1).unwrap_err().kind(),
+        InvalidInput
+    );
+    let one = pager.region(1).unwrap();
+    assert_eq!(one.len(), PAGE_SIZE, "rounded up to a page");
+    let region = pager.region(4 * PAGE_SIZE).unwrap();
+    let len = region.len();
+    for (offset, n) in [
+        (1, PAGE_SIZE),
+        (0, PAGE_SIZE - 1),
+        (0, PAGE_SIZE + 1),
+        (PAGE_SIZE / 2, PAGE_SIZE / 2),
+        (0, len + PAGE_SIZE),
+        (len, PAGE_SIZE),
+        (len + PAGE_SIZE, 0),
+        (PAGE_SIZE, usize::MAX - PAGE_SIZE + 1),
+        (usize::MAX - PAGE_SIZE + 1, PAGE_SIZE),
+    ] {
+        let e = region.page_out(offset, n).unwrap_err();
+        assert_eq!(e.kind(), InvalidInput, "page_out({offset}, {n}): {e}");
+    }
+    // The empty ranges inside, and the end itself, are fine and move nothing.
+    assert_eq!(region.page_out(0, 0).unwrap(), 0);
+    assert_eq!(region.page_out(len, 0).unwrap(), 0);
+    assert_eq!(
+        region.page_out(0, len).unwrap(),
+        0,
+        "nothing written: nothing moved"
+    );
+    // A resident limit under two batches (64 pages) is refused at build.
+    let e = Pager::builder(common::tier())
+        .resident_limit(63 * PAGE_SIZE as u64)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), InvalidInput, "{e}");
+}

@@ -1,0 +1,129 @@
+//! Dropping a region: nothing of it stays in the tier, and threads touching it get what
+//! `munmap` gives.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use acomp_pager::PAGE_SIZE;
+
+use crate::common::{self, Mem, key, page};
+
+#[test]
+fn a_dropped_region_leaves_nothing_in_the_tier() {
+    let _w = common::watchdog("region drop", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    let tier = pager.tier().clone();
+    const PAGES: usize = 24;
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..PAGES {
+        mem.write(p, &page(p, 1));
+    }
+    assert_eq!(region.page_out(0, 16 * PAGE_SIZE).unwrap(), 16);
+    for p in 8..16 {
+        mem.check(p, &page(p, 1), "read back");
+    }
+    // 0-7 out, 8-15 clean, 16-23 resident.
+    let t = tier.stats();
+    assert_eq!((t.stored_pages, t.clean_pages), (16, 8));
+    assert!(t.pool_total_size > 0);
+    drop(region);
+    let t = tier.stats();
+    assert_eq!(
+        (t.stored_pages, t.clean_pages, t.pool_total_size),
+        (0, 0, 0),
+        "the dropped region's pages stayed in the tier"
+    );
+    for p in 0..PAGES {
+        assert!(!tier.contains(key(1, p)));
+    }
+    let s = pager.stats();
+    assert_eq!(
+        (s.paged_out_pages, s.clean_pages, s.resident_pages),
+        (0, 0, 0)
+    );
+
+    // The pager goes on: a new region's pages round-trip.
+    let region = pager.region(4 * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..4 {
+        mem.write(p, &page(p, 2));
+    }
+    assert_eq!(region.page_out(0, region.len()).unwrap(), 4);
+    assert!(tier.contains(key(2, 0)));
+    for p in 0..4 {
+        mem.check(p, &page(p, 2), "a region made after the drop");
+    }
+}
+
+const DROP_IN_FLIGHT: &str = "drop-in-flight";
+
+/// Threads faulting pages in (reads of paged-out pages, and `MADV_DONTNEED` with reads
+/// after it) while the region is dropped: the drop does not hang, and the threads, touching
+/// the range after it is unmapped, get SIGSEGV (the crate docs). In a child process.
+#[test]
+fn dropping_a_region_with_faults_in_flight_ends_in_sigsegv_not_a_hang() {
+    if common::is_child(DROP_IN_FLIGHT) {
+        return drop_in_flight_child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "dropping_a_region_with_faults_in_flight_ends_in_sigsegv_not_a_hang",
+    );
+    let end = common::run_child(&path, DROP_IN_FLIGHT, 120);
+    assert!(
+        end.stdout.contains("CHILD: faults in flight") && end.stdout.contains("CHILD: dropping"),
+        "the child did not get to the drop: {end:?}"
+    );
+    assert_eq!(
+        (end.code, end.signal),
+        (None, Some(libc::SIGSEGV)),
+        "the child's end: {end:?}"
+    );
+}
+
+fn drop_in_flight_child() {
+    let pager = common::pager(common::tier()).expect("userfaultfd, as in the parent");
+    const PAGES: usize = 256;
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..PAGES {
+        mem.write(p, &page(p, 1));
+    }
+    region.page_out(0, region.len()).unwrap();
+    let touched = Arc::new(AtomicU64::new(0));
+    for t in 0..4 {
+        let touched = touched.clone();
+        std::thread::spawn(move || {
+            let mut p = t;
+            loop {
+                if t % 2 == 1 {
+                    // Dropped by the program, then faulted again: a fault every time.
+                    let _ = mem.advise(p, 1, libc::MADV_DONTNEED);
+                }
+                mem.touch(p);
+                touched.fetch_add(1, Relaxed);
+                p = (p + 7) % PAGES;
+            }
+        });
+    }
+    while touched.load(Relaxed) < 2000 {
+        std::thread::yield_now();
+    }
+    println!(
+        "CHILD: faults in flight ({} touches)",
+        touched.load(Relaxed)
+    );
+    println!("CHILD: dropping");
+    drop(region);
+    // The touching threads fault on the unmapped range: SIGSEGV ends the process. Should
+    // they not, the child ends with a code the parent names.
+    std::thread::sleep(std::time::Duration::from_secs(20));
+    println!("CHILD: still alive after the drop");
+    std::process::exit(3);
+}

@@ -1,0 +1,140 @@
+//! A fault the tier cannot serve (its device fails the read) is SIGBUS for the access,
+//! never a hang; the pager serves the other pages on. In a child process.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use acomp::Acomp;
+use acomp_pager::PAGE_SIZE;
+use acomp_zswap::Zswap;
+
+use crate::common::{self, FailingReads, Mem, key, page};
+
+const ROLE: &str = "sigbus";
+
+#[test]
+fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
+    if common::is_child(ROLE) {
+        return child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "a_page_the_tier_cannot_load_is_sigbus_and_others_are_served",
+    );
+    let end = common::run_child(&path, ROLE, 120);
+    for line in [
+        "CHILD: page 0 on the device, its reads failing",
+        "CHILD: SIGBUS at page 0",
+        "CHILD: failed_faults 1",
+        "CHILD: the other pages served",
+        "CHILD: page 0 again, with the default action",
+    ] {
+        assert!(
+            end.stdout.contains(line),
+            "no {line:?} from the child: {end:?}"
+        );
+    }
+    assert!(
+        end.stderr.contains("cannot be served") && end.stderr.contains("planted read failure"),
+        "the pager's message: {end:?}"
+    );
+    assert_eq!(
+        (end.code, end.signal),
+        (None, Some(libc::SIGBUS)),
+        "{end:?}"
+    );
+}
+
+/// Where the handler's SIGBUS came.
+static BUS_ADDR: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for a SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    BUS_ADDR.store(addr, SeqCst);
+    // The faulting thread stays here: the access is not retried.
+    loop {
+        // SAFETY: pause(2) is async-signal-safe.
+        unsafe { libc::pause() };
+    }
+}
+
+fn set_sigbus(handler: libc::sighandler_t, flags: libc::c_int) {
+    // SAFETY: a zeroed sigaction with a handler and flags; the handler does only
+    // async-signal-safe work.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler;
+        sa.sa_flags = flags;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut()), 0);
+    }
+}
+
+fn child() {
+    let dev = Arc::new(FailingReads::default());
+    let tier = Arc::new(
+        Zswap::builder(Acomp::new("lz4").unwrap())
+            .max_pool_bytes(64 << 20)
+            .device(dev.clone())
+            .build()
+            .unwrap(),
+    );
+    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
+    const PAGES: usize = 8;
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..PAGES {
+        mem.write(p, &page(p, 1));
+    }
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    // The coldest entry, the first stored, goes to the device.
+    assert_eq!(tier.writeback(1).unwrap(), 1);
+    let on_device: Vec<usize> = (0..PAGES).filter(|&p| tier.on_device(key(1, p))).collect();
+    assert_eq!(on_device, [0]);
+    dev.fail_reads.store(true, SeqCst);
+    println!("CHILD: page 0 on the device, its reads failing");
+
+    set_sigbus(
+        on_sigbus as *const () as libc::sighandler_t,
+        libc::SA_SIGINFO,
+    );
+    let at = mem.addr(0);
+    std::thread::spawn(move || {
+        // SAFETY: the page is the region's; the access is meant to get SIGBUS.
+        unsafe { std::ptr::read_volatile(at as *const u8) };
+        println!("CHILD: the access to page 0 returned");
+    });
+    let start = Instant::now();
+    while BUS_ADDR.load(SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no SIGBUS in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let bus = BUS_ADDR.load(SeqCst);
+    println!("CHILD: SIGBUS at page {}", (bus - mem.base) / PAGE_SIZE);
+    println!("CHILD: failed_faults {}", pager.stats().failed_faults);
+
+    for p in 1..PAGES {
+        mem.check(p, &page(p, 1), "a page beside the failed one");
+    }
+    mem.write(1, &page(1, 2));
+    region.page_out(PAGE_SIZE, PAGE_SIZE).unwrap();
+    mem.check(1, &page(1, 2), "written after the failed fault");
+    let s = pager.stats();
+    assert_eq!((s.swap_ins, s.failed_faults), (8, 1), "{s:?}");
+    println!("CHILD: the other pages served");
+
+    // The page stays poisoned: with the default action, its access ends the process.
+    set_sigbus(libc::SIG_DFL, 0);
+    println!("CHILD: page 0 again, with the default action");
+    mem.touch(0);
+    println!("CHILD: page 0 read after SIGBUS");
+    std::process::exit(3);
+}
