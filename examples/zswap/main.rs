@@ -130,11 +130,12 @@ struct Args {
     /// dictionary trained on the pages (`19+dict`); default 9+dict.
     #[arg(long, value_name = "LEVEL[+dict]", num_args = 0..=1, default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
     recompress: Option<recomp::Spec>,
-    /// Also place the pages in a mapping, page them out and touch them back in a random
-    /// and a Zipf order, timing each paged-out page's first access: with `--vs-zram`, in an
-    /// ordinary mapping swapped to the kernel's zram (a new device per algorithm, lz4 and
-    /// lzo-rle, swapped on at top priority, `MADV_PAGEOUT`); a pager region's rows come
-    /// with acomp-pager. A table of its own, `paging` in `--json`.
+    /// Also place the pages in a region of acomp-pager (an lz4 tier; and lz4 with idle
+    /// pages recompressed by zstd), page them out and touch them back in a random and a
+    /// Zipf order, timing each paged-out page's first access; with `--vs-zram`, the same in
+    /// an ordinary mapping swapped to the kernel's zram (a new device per algorithm, lz4
+    /// and lzo-rle, swapped on at top priority, `MADV_PAGEOUT`). A table of its own,
+    /// `paging` in `--json`.
     #[arg(long)]
     pager: bool,
 }
