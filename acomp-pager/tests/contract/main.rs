@@ -13,6 +13,7 @@ mod errors;
 mod faults;
 mod fork;
 mod huge;
+mod kernel;
 mod lifecycle;
 mod mprotect;
 mod races;
