@@ -89,9 +89,14 @@
 #![deny(missing_docs, missing_debug_implementations)]
 #![deny(unsafe_code)]
 
+mod fault;
+mod lru;
+mod pageout;
 mod pager;
+mod pages;
 mod reclaim;
 mod region;
+mod shared;
 mod state;
 mod stats;
 mod sys;
