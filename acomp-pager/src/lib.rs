@@ -89,9 +89,26 @@
 #![deny(missing_docs, missing_debug_implementations)]
 #![deny(unsafe_code)]
 
+// The modules in layers, each using only modules of the layers above it, so that no two use
+// each other, directly or through others (ARCHITECTURE.md describes each):
+//
+//   sys (sys/uffd, sys/mapping), state   the kernel's interfaces; a page's state
+//   stats                                the counters
+//   pages                                what the threads know of a region; keys; BATCH
+//   lru                                  the reclaimer's state
+//   shared                               Shared, Owner; releasing a held page
+//   pageout                              a page-out's batch
+//   reclaim                              the reclaimer's work and its thread
+//   fault, region                        the handler threads; Region
+//   pager                                Builder, Pager
+mod fault;
+mod lru;
+mod pageout;
 mod pager;
+mod pages;
 mod reclaim;
 mod region;
+mod shared;
 mod state;
 mod stats;
 mod sys;

@@ -11,121 +11,18 @@
 //! active list is kept to at most half the limit by moving its head to the inactive tail.
 //! So a page the program keeps touching comes back once and then stays, while a one-pass
 //! sweep over cold pages flows through the inactive list alone.
-//!
-//! Lists hold `(region, page, stamp)`; a page's stamp changes whenever it leaves memory, so
-//! entries of pages that left are skipped when they reach a head, with no unlinking.
 
-use std::collections::VecDeque;
-use std::io;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
-use parking_lot::{Condvar, Mutex};
-
-use crate::pager::Shared;
-use crate::region::{BATCH, RegionInner, page_out_batch};
+use crate::lru::{Entry, Reclaim};
+use crate::pageout::page_out_batch;
+use crate::pages::{BATCH, RegionInner};
+use crate::shared::Shared;
 use crate::state::{CLEAN, RESIDENT};
 use crate::stats::add;
 
-/// Per-page marks of a region under a resident limit.
-#[derive(Debug)]
-pub(crate) struct PageMarks {
-    /// Changes each time the page comes into memory or leaves it.
-    stamp: Box<[AtomicU32]>,
-    /// The eviction clock when the reclaimer paged the page out; 0 if it did not.
-    shadow: Box<[AtomicU32]>,
-}
-
-impl PageMarks {
-    pub(crate) fn new(pages: usize) -> PageMarks {
-        let zeros = || (0..pages).map(|_| AtomicU32::new(0)).collect();
-        PageMarks {
-            stamp: zeros(),
-            shadow: zeros(),
-        }
-    }
-
-    /// The page left memory; `shadow` is the eviction clock if the reclaimer paged it out.
-    pub(crate) fn evicted(&self, p: usize, shadow: u32) {
-        self.stamp[p].fetch_add(1, Ordering::Relaxed);
-        self.shadow[p].store(shadow, Ordering::Relaxed);
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    region: u32,
-    stamp: u32,
-    page: u64,
-}
-
-#[derive(Debug, Default)]
-struct Lists {
-    inactive: VecDeque<Entry>,
-    active: VecDeque<Entry>,
-}
-
-#[derive(Debug, Default)]
-struct Wake {
-    work: bool,
-    stop: bool,
-}
-
-/// The reclaimer's state.
-#[derive(Debug)]
-pub(crate) struct Reclaim {
-    limit: u64,
-    lists: Mutex<Lists>,
-    clock: AtomicU32,
-    wake: Mutex<Wake>,
-    cond: Condvar,
-    throttled: Mutex<Vec<usize>>,
-}
-
+// The reclaimer's work on the pager's shared state (the lists alone: `lru.rs`).
 impl Reclaim {
-    pub(crate) fn new(limit_pages: u64) -> io::Result<Reclaim> {
-        if limit_pages < 2 * BATCH as u64 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "resident_limit must be at least {} bytes ({} pages)",
-                    2 * BATCH * acomp_zswap::PAGE_SIZE,
-                    2 * BATCH
-                ),
-            ));
-        }
-        Ok(Reclaim {
-            limit: limit_pages,
-            lists: Mutex::new(Lists::default()),
-            clock: AtomicU32::new(1),
-            wake: Mutex::new(Wake::default()),
-            cond: Condvar::new(),
-            throttled: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// How far past the limit faults go on before they wait for the reclaimer.
-    fn slack(&self) -> u64 {
-        (self.limit / 16).max(BATCH as u64 * 4)
-    }
-
-    pub(crate) fn add_region(&self, _region: &RegionInner) {}
-
-    pub(crate) fn remove_region(&self, id: u32) {
-        let mut l = self.lists.lock();
-        l.inactive.retain(|e| e.region != id);
-        l.active.retain(|e| e.region != id);
-    }
-
-    /// The next eviction's clock value (never 0).
-    pub(crate) fn evict_stamp(&self) -> u32 {
-        let s = self.clock.fetch_add(1, Ordering::Relaxed);
-        if s == 0 {
-            self.clock.fetch_add(1, Ordering::Relaxed)
-        } else {
-            s
-        }
-    }
-
     /// Page `p` of `region` came into memory (`refault`: from the tier).
     pub(crate) fn note_resident(
         &self,
@@ -182,19 +79,6 @@ impl Reclaim {
         for a in addrs {
             let _ = shared.uffd.wake(a, acomp_zswap::PAGE_SIZE);
         }
-    }
-
-    fn kick(&self) {
-        let mut w = self.wake.lock();
-        if !w.work {
-            w.work = true;
-            self.cond.notify_one();
-        }
-    }
-
-    pub(crate) fn stop(&self) {
-        self.wake.lock().stop = true;
-        self.cond.notify_one();
     }
 
     /// Up to [`BATCH`] victims, coldest first, as `(region, page)`.

@@ -10,7 +10,7 @@
 //! | [`OUT`] | none | the page |
 //!
 //! A holder never waits for another thread while it holds a page, except for the kernel's
-//! ioctls, and a fault that finds its page held is deferred ([`crate::pager`]) rather than
+//! ioctls, and a fault that finds its page held is deferred (`Shared::defer`) rather than
 //! waited on: the handler threads never block on a page, so a page-out that waits for a
 //! handler (its own `MADV_DONTNEED`'s remove event must be read) cannot deadlock.
 

@@ -1,0 +1,342 @@
+//! The userfaultfd: opened by the syscall or `/dev/userfaultfd`, its API agreed, its ioctls
+//! and its messages.
+//!
+//! The structures and numbers are the kernel's uapi `linux/userfaultfd.h` (libc has none of
+//! them); each ioctl is checked against the `ioctls` mask the kernel returns at
+//! `UFFDIO_API` and `UFFDIO_REGISTER`.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use acomp_zswap::{PAGE_SIZE, Page};
+
+const UFFDIO: u64 = 0xAA;
+const fn iowr(nr: u64, size: usize) -> u64 {
+    (3 << 30) | ((size as u64) << 16) | (UFFDIO << 8) | nr
+}
+const fn ior(nr: u64, size: usize) -> u64 {
+    (2 << 30) | ((size as u64) << 16) | (UFFDIO << 8) | nr
+}
+
+const UFFD_API: u64 = 0xAA;
+const UFFDIO_API: u64 = iowr(0x3F, 24);
+const UFFDIO_REGISTER: u64 = iowr(0x00, 32);
+const UFFDIO_UNREGISTER: u64 = ior(0x01, 16);
+const UFFDIO_WAKE: u64 = ior(0x02, 16);
+const UFFDIO_COPY: u64 = iowr(0x03, 40);
+const UFFDIO_ZEROPAGE: u64 = iowr(0x04, 32);
+const UFFDIO_WRITEPROTECT: u64 = iowr(0x06, 24);
+const UFFDIO_POISON: u64 = iowr(0x08, 32);
+/// `/dev/userfaultfd`'s one ioctl: a new userfaultfd, as the syscall makes (Linux 6.1).
+const USERFAULTFD_IOC_NEW: u64 = 0xAA00;
+
+const UFFD_FEATURE_PAGEFAULT_FLAG_WP: u64 = 1 << 0;
+const UFFD_FEATURE_EVENT_REMOVE: u64 = 1 << 3;
+const UFFD_FEATURE_THREAD_ID: u64 = 1 << 8;
+const UFFD_FEATURE_POISON: u64 = 1 << 14;
+/// The features the pager needs: write-protect faults (page-out racing writers, clean
+/// copies), remove events (the program's `MADV_DONTNEED`/`MADV_REMOVE`), thread ids (in
+/// messages), poison (a fault that cannot be served is SIGBUS, not a hang).
+const FEATURES: u64 = UFFD_FEATURE_PAGEFAULT_FLAG_WP
+    | UFFD_FEATURE_EVENT_REMOVE
+    | UFFD_FEATURE_THREAD_ID
+    | UFFD_FEATURE_POISON;
+
+const UFFDIO_REGISTER_MODE_MISSING: u64 = 1;
+const UFFDIO_REGISTER_MODE_WP: u64 = 2;
+const UFFDIO_COPY_MODE_DONTWAKE: u64 = 1;
+const UFFDIO_COPY_MODE_WP: u64 = 2;
+const UFFDIO_ZEROPAGE_MODE_DONTWAKE: u64 = 1;
+const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1;
+const UFFDIO_WRITEPROTECT_MODE_DONTWAKE: u64 = 2;
+
+/// The event of a page fault.
+pub const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
+/// The event of the program's `MADV_DONTNEED` or `MADV_REMOVE` over a registered range.
+pub const UFFD_EVENT_REMOVE: u8 = 0x15;
+/// A fault's flag: the access was a write.
+pub const UFFD_PAGEFAULT_FLAG_WRITE: u64 = 1;
+/// A fault's flag: a write to a write-protected page.
+pub const UFFD_PAGEFAULT_FLAG_WP: u64 = 2;
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioApi {
+    api: u64,
+    features: u64,
+    ioctls: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct UffdioRange {
+    start: u64,
+    len: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioRegister {
+    range: UffdioRange,
+    mode: u64,
+    ioctls: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioCopy {
+    dst: u64,
+    src: u64,
+    len: u64,
+    mode: u64,
+    copy: i64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioZeropage {
+    range: UffdioRange,
+    mode: u64,
+    zeropage: i64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioWriteprotect {
+    range: UffdioRange,
+    mode: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioPoison {
+    range: UffdioRange,
+    mode: u64,
+    updated: i64,
+}
+
+/// `struct uffd_msg`: 32 bytes, the event in the first byte and its arguments from byte 8.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct Msg {
+    /// `UFFD_EVENT_*`.
+    pub event: u8,
+    _reserved: [u8; 7],
+    /// Page fault: `flags`; remove: `start`.
+    pub arg0: u64,
+    /// Page fault: `address`; remove: `end`.
+    pub arg1: u64,
+    /// Page fault: the faulting thread's id (`ptid`, with `UFFD_FEATURE_THREAD_ID`).
+    pub arg2: u64,
+}
+
+const _: () = assert!(size_of::<Msg>() == 32);
+
+/// Why userfaultfd could not be had, in words a user can act on.
+fn refused(err: io::Error) -> io::Error {
+    let why = match err.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            "userfaultfd is refused (EPERM): vm.unprivileged_userfaultfd is 0 and this process \
+             has no CAP_SYS_PTRACE, no access to /dev/userfaultfd, or a seccomp profile (a \
+             container's default) forbids the syscall; fix: `sysctl vm.unprivileged_userfaultfd=1`, \
+             read-write access to /dev/userfaultfd (Linux 6.1+), CAP_SYS_PTRACE, or a seccomp \
+             profile that allows userfaultfd(2)"
+        }
+        Some(libc::ENOSYS) => {
+            "userfaultfd is not in this kernel (ENOSYS): it needs CONFIG_USERFAULTFD (Linux 4.3+)"
+        }
+        _ => "userfaultfd could not be opened",
+    };
+    io::Error::new(err.kind(), format!("{why}: {err}"))
+}
+
+/// A userfaultfd of this process, non-blocking, with the pager's features.
+#[derive(Debug)]
+pub struct Uffd {
+    fd: OwnedFd,
+}
+
+fn ioctl<T>(fd: RawFd, request: u64, arg: &mut T) -> io::Result<()> {
+    // SAFETY:
+    // - `arg` is a live, exclusive `#[repr(C)]` structure of the size encoded in `request`
+    //   (each request above is built from its structure's size);
+    // - the kernel writes at most that many bytes back into it.
+    let rc = unsafe { libc::ioctl(fd, request as _, arg as *mut T) };
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl Uffd {
+    /// Opens a userfaultfd (the syscall, or `/dev/userfaultfd` where the syscall is refused)
+    /// and agrees the API with the features the pager needs.
+    pub fn open() -> io::Result<Uffd> {
+        let flags = libc::O_CLOEXEC | libc::O_NONBLOCK;
+        // SAFETY: userfaultfd(2) takes one integer of flags and returns a new descriptor or -1.
+        let rc = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
+        let fd = if rc >= 0 {
+            rc as RawFd
+        } else {
+            let syscall_err = io::Error::last_os_error();
+            let dev = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/userfaultfd")
+                .map_err(|_| refused(syscall_err))?;
+            // SAFETY: USERFAULTFD_IOC_NEW takes the flags by value and returns a new
+            // descriptor or -1; `dev` is open for the call.
+            let rc = unsafe { libc::ioctl(dev.as_raw_fd(), USERFAULTFD_IOC_NEW as _, flags) };
+            if rc < 0 {
+                return Err(refused(io::Error::last_os_error()));
+            }
+            rc
+        };
+        // SAFETY: `fd` is a descriptor this function just opened and owns alone.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut api = UffdioApi {
+            api: UFFD_API,
+            features: FEATURES,
+            ioctls: 0,
+        };
+        ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "userfaultfd lacks a feature the pager needs (write-protect on anonymous \
+                     memory, remove events, poison: Linux 6.6+ on x86_64 or arm64): {e}"
+                ),
+            )
+        })?;
+        Ok(Uffd { fd })
+    }
+
+    /// Registers `[start, start + len)` for missing and write-protect faults.
+    pub fn register(&self, start: usize, len: usize) -> io::Result<()> {
+        let mut reg = UffdioRegister {
+            range: UffdioRange {
+                start: start as u64,
+                len: len as u64,
+            },
+            mode: UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+            ioctls: 0,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_REGISTER, &mut reg)
+    }
+
+    /// Unregisters a range; threads waiting on faults in it are woken.
+    pub fn unregister(&self, start: usize, len: usize) -> io::Result<()> {
+        let mut range = UffdioRange {
+            start: start as u64,
+            len: len as u64,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_UNREGISTER, &mut range)
+    }
+
+    /// Wakes the threads waiting on faults in `[start, start + len)`: they retry the access.
+    pub fn wake(&self, start: usize, len: usize) -> io::Result<()> {
+        let mut range = UffdioRange {
+            start: start as u64,
+            len: len as u64,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_WAKE, &mut range)
+    }
+
+    /// Maps a new page holding `page` at `dst` (write-protected with `wp`), waking the
+    /// threads waiting on it with `wake`.
+    pub fn copy(&self, dst: usize, page: &Page, wp: bool, wake: bool) -> io::Result<()> {
+        let mut copy = UffdioCopy {
+            dst: dst as u64,
+            src: page.as_ptr() as u64,
+            len: PAGE_SIZE as u64,
+            mode: if wake { 0 } else { UFFDIO_COPY_MODE_DONTWAKE }
+                | if wp { UFFDIO_COPY_MODE_WP } else { 0 },
+            copy: 0,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_COPY, &mut copy)
+    }
+
+    /// Maps the zero page at `dst`, waking the threads waiting on it with `wake`.
+    pub fn zeropage(&self, dst: usize, wake: bool) -> io::Result<()> {
+        let mut zp = UffdioZeropage {
+            range: UffdioRange {
+                start: dst as u64,
+                len: PAGE_SIZE as u64,
+            },
+            mode: if wake {
+                0
+            } else {
+                UFFDIO_ZEROPAGE_MODE_DONTWAKE
+            },
+            zeropage: 0,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_ZEROPAGE, &mut zp)
+    }
+
+    /// Write-protects `[start, start + len)`, or unprotects it (`protect` false), waking
+    /// the threads waiting on it then with `wake`.
+    pub fn write_protect(
+        &self,
+        start: usize,
+        len: usize,
+        protect: bool,
+        wake: bool,
+    ) -> io::Result<()> {
+        let mut wp = UffdioWriteprotect {
+            range: UffdioRange {
+                start: start as u64,
+                len: len as u64,
+            },
+            // The kernel refuses WP together with DONTWAKE (EINVAL): protecting wakes
+            // nobody, DONTWAKE only means something when unprotecting.
+            mode: match (protect, wake) {
+                (true, _) => UFFDIO_WRITEPROTECT_MODE_WP,
+                (false, true) => 0,
+                (false, false) => UFFDIO_WRITEPROTECT_MODE_DONTWAKE,
+            },
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_WRITEPROTECT, &mut wp)
+    }
+
+    /// Poisons the page at `dst`: an access to it raises SIGBUS, as a failed swap read does.
+    pub fn poison(&self, dst: usize) -> io::Result<()> {
+        let mut p = UffdioPoison {
+            range: UffdioRange {
+                start: dst as u64,
+                len: PAGE_SIZE as u64,
+            },
+            mode: 0,
+            updated: 0,
+        };
+        ioctl(self.fd.as_raw_fd(), UFFDIO_POISON, &mut p)
+    }
+
+    /// Reads the pending messages into `msgs` without blocking: how many were read (0 when
+    /// none is pending).
+    pub fn read(&self, msgs: &mut [Msg]) -> io::Result<usize> {
+        // SAFETY:
+        // - `msgs` is a live, exclusive buffer of `msgs.len()` 32-byte messages;
+        // - the kernel writes whole messages, at most the length passed.
+        let n = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                msgs.as_mut_ptr().cast(),
+                std::mem::size_of_val(msgs),
+            )
+        };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            return match err.kind() {
+                io::ErrorKind::WouldBlock => Ok(0),
+                _ => Err(err),
+            };
+        }
+        Ok(n as usize / size_of::<Msg>())
+    }
+
+    /// The descriptor, for `poll`.
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
