@@ -30,8 +30,11 @@
 //! # The contract
 //!
 //! - A region reads and writes as anonymous memory: whatever is paged out, each page reads
-//!   back the bytes last written to it. A page never written reads as zeros and costs
-//!   nothing (the zero page is mapped; nothing is stored).
+//!   back the bytes last written to it, to the program's threads and to the kernel's own
+//!   accesses (`read(2)` into a region, `write(2)` from it: they fault and are served the
+//!   same way). A page never written reads as zeros and costs nothing (the zero page is
+//!   mapped; nothing is stored), and so does a page of zeros paged out (dropped, stored
+//!   nowhere).
 //! - [`Region::page_out`] write-protects each page before reading it for compression: a
 //!   write racing it faults, waits for that page, and lands after it on the page faulted
 //!   back in. It is never lost.
@@ -66,6 +69,17 @@
 //! - Dropping a region unmaps it and invalidates its pages in the tier. Threads waiting on
 //!   its faults are woken (the range is unregistered first); a thread that touches a region
 //!   while or after it is dropped gets what `munmap` gives: SIGSEGV.
+//!
+//! # Fault latency
+//!
+//! A fault is a round trip through a handler thread: the faulting thread sleeps in the
+//! kernel with its message queued, a handler reads it, loads the page from the tier and
+//! maps it with `UFFDIO_COPY`, which wakes the faulting thread. The kernel's own swap-in
+//! from zram makes no such trip, and on a virtual machine whose idle CPUs are slow to wake
+//! the trip alone costs about what the kernel's whole swap-in does: BENCHMARKS.md measures
+//! both and the floor under any user-space pager. A handler that served a fault spins for
+//! the next ([`Builder::handler_spin`]), which takes the wake-up of the handler off bursts
+//! of faults.
 //!
 //! # Cold pages
 //!
