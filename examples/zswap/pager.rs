@@ -45,12 +45,7 @@ fn pass(
         tier.recompress_idle(usize::MAX);
     }
     let store_bytes = pager.tier().stats().pool_total_size;
-    let out: Vec<bool> = map
-        .resident()
-        .map_err(|e| format!("mincore: {e}"))?
-        .iter()
-        .map(|r| !r)
-        .collect();
+    let out = map.paged_out()?;
     let paged_out = paging::count(&out);
     if moved as u64 != paged_out {
         println!(

@@ -300,6 +300,20 @@ impl Mapping {
         Ok(vec.iter().map(|b| b & 1 == 1).collect())
     }
 
+    /// Which pages are not resident (`mincore`): those a page-out moved out of memory.
+    ///
+    /// # Errors
+    ///
+    /// A line saying that `mincore` failed, and why.
+    pub fn paged_out(&self) -> Result<Vec<bool>, String> {
+        Ok(self
+            .resident()
+            .map_err(|e| format!("mincore: {e}"))?
+            .iter()
+            .map(|r| !r)
+            .collect())
+    }
+
     /// The first access of every page of `order` that `out` marks (paged out), timed: the
     /// clock read before and after a volatile read of the page's first byte. Pages touched
     /// again, or never paged out, are read untimed. Stops early, returning what it has,

@@ -56,26 +56,9 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), String> {
         * 1.15;
     let colour = |r: &Row| if r.kind == KIND_ZRAM_SWAP { RED } else { BLACK };
     // Panel 1: page-out speed.
-    let y_max = rows
-        .iter()
-        .map(|r| r.page_out_mib_s)
-        .fold(0.0, f64::max)
-        .max(1.0)
-        * 1.15;
-    let mut chart = ChartBuilder::on(&panels[0])
-        .margin(12)
-        .caption("page-out (MiB/s)", ("sans-serif", 15))
-        .x_label_area_size(36)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("memory after page-out (MiB)")
-        .y_desc("MiB/s")
-        .max_light_lines(0)
-        .draw()
-        .map_err(|e| err(&e))?;
+    let y_max = rows.iter().map(|r| r.page_out_mib_s).fold(0.0, f64::max);
+    let mut chart =
+        panel(&panels[0], "page-out (MiB/s)", "MiB/s", x_max, y_max).map_err(|e| err(&e))?;
     for r in rows {
         let at = (r.memory_bytes as f64 / MIB, r.page_out_mib_s);
         marker(&mut chart, r, at, colour(r)).map_err(|e| err(&e))?;
@@ -84,23 +67,9 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), String> {
     let y_max = rows
         .iter()
         .filter_map(|r| r.fault_p99_us)
-        .fold(0.0, f64::max)
-        .max(1.0)
-        * 1.15;
-    let mut chart = ChartBuilder::on(&panels[1])
-        .margin(12)
-        .caption("fault latency (us): p50, bar to p99", ("sans-serif", 15))
-        .x_label_area_size(36)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("memory after page-out (MiB)")
-        .y_desc("us")
-        .max_light_lines(0)
-        .draw()
-        .map_err(|e| err(&e))?;
+        .fold(0.0, f64::max);
+    let caption = "fault latency (us): p50, bar to p99";
+    let mut chart = panel(&panels[1], caption, "us", x_max, y_max).map_err(|e| err(&e))?;
     for r in rows {
         let (Some(p50), Some(p99)) = (r.fault_p50_us, r.fault_p99_us) else {
             continue;
@@ -113,6 +82,32 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), String> {
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// A panel of `area`: memory after page-out (MiB, up to `x_max`) across, `y_desc` up to
+/// 1.15 times `y_max` (at least 1.15), with its caption and mesh drawn.
+fn panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    caption: &str,
+    y_desc: &str,
+    x_max: f64,
+    y_max: f64,
+) -> Result<Chart<'a, 'b>, String> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .caption(caption, ("sans-serif", 15))
+        .x_label_area_size(36)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max.max(1.0) * 1.15)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("memory after page-out (MiB)")
+        .y_desc(y_desc)
+        .max_light_lines(0)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
 }
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;

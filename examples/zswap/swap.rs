@@ -318,12 +318,7 @@ fn pass(
     anon.page_out()?;
     let page_out = start.elapsed();
     let mm = dev.mm_stat()?;
-    let out: Vec<bool> = map
-        .resident()
-        .map_err(|e| format!("mincore: {e}"))?
-        .iter()
-        .map(|r| !r)
-        .collect();
+    let out = map.paged_out()?;
     let paged_out = paging::count(&out);
     let resident_bytes = (pages - paged_out) * PAGE_SIZE as u64;
     // Pages of zeros never reach the device: the swap layer keeps them as a bit in its
