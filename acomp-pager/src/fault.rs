@@ -257,7 +257,9 @@ impl Shared {
                 let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
                 self.finish_counted(region, p, RESIDENT);
                 if let Err(e) = unprotected {
-                    if !region.dying() {
+                    // EAGAIN: a remove event not read yet; the writer faults again, and is
+                    // served once it is (nothing to say).
+                    if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
                         eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
                     }
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
@@ -272,7 +274,9 @@ impl Shared {
                 let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
                 self.finish_counted(region, p, RESIDENT);
                 if let Err(e) = unprotected {
-                    if !region.dying() {
+                    // EAGAIN: a remove event not read yet; the writer faults again, and is
+                    // served once it is (nothing to say).
+                    if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
                         eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
                     }
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
@@ -306,12 +310,15 @@ impl Shared {
     /// The program's `MADV_DONTNEED`/`MADV_REMOVE` over `[start, end)` (or the pager's own,
     /// which is skipped). Called with `map_lock` held for writing.
     fn removed(&self, start: usize, end: usize) {
+        // The pager's own drop: the kernel raises an event per mapping (VMA) the range
+        // crosses, each inside it.
+        if self
+            .own_removes
+            .lock()
+            .iter()
+            .any(|&(s, e)| s <= start && end <= e)
         {
-            let mut own = self.own_removes.lock();
-            if let Some(i) = own.iter().position(|&r| r == (start, end)) {
-                own.swap_remove(i);
-                return;
-            }
+            return;
         }
         let regions: Vec<_> = self
             .regions

@@ -63,9 +63,13 @@
 //! - Huge pages: a region is `MADV_NOHUGEPAGE` and its faults are served a 4 KiB page at a
 //!   time; the program's `MADV_HUGEPAGE` on it changes nothing (the kernel allocates no
 //!   transparent huge page in a userfaultfd-registered missing range).
-//! - `mprotect`: a region may be made read-only; its faults are still served, and
-//!   `page_out` still reads it. A range made `PROT_NONE` must not be paged out (reading it
-//!   would fault in the pager's thread).
+//! - `mprotect`, `mlock`, `madvise` over part of a region (which splits its mapping in
+//!   several): nothing is lost across the splits. A part made read-only is still served
+//!   and paged out; a page made `PROT_NONE` cannot be read for compression and stays in
+//!   memory as it is (`page_out` reads pages through the kernel, `process_vm_readv`, so
+//!   that an unreadable page fails the read, not the thread); a locked page (`mlock`)
+//!   stays in memory too, as `MADV_PAGEOUT` leaves it. Neither is counted in what
+//!   `page_out` returns.
 //! - Dropping a region unmaps it and invalidates its pages in the tier. Threads waiting on
 //!   its faults are woken (the range is unregistered first); a thread that touches a region
 //!   while or after it is dropped gets what `munmap` gives: SIGSEGV.

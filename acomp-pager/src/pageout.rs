@@ -64,6 +64,9 @@ pub(crate) fn page_out_batch(
         if bufs.is_empty() {
             bufs.resize(BATCH, [0; PAGE_SIZE]);
         }
+        // First what needs no read; the pages to read are gathered for one copy.
+        let mut to_read = [0usize; BATCH];
+        let mut n_read = 0;
         for i in 0..count {
             let p = start + i;
             action[i] = match old[i] {
@@ -74,20 +77,45 @@ pub(crate) fn page_out_batch(
                 // A page the program dropped since it was mapped.
                 RESIDENT if mapped[i] & 1 == 0 => Action::Zero,
                 RESIDENT | CLEAN if !region.dying() => {
-                    let buf = &mut bufs[n_store];
-                    region.map.read_page(p * PAGE_SIZE, buf);
-                    if acomp_zswap::same_filled(buf) == Some(0) {
-                        add(&shared.counters.zero_swap_outs, 1);
-                        Action::Zero
-                    } else {
-                        to_store[n_store] = i;
-                        n_store += 1;
-                        Action::Keep
-                    }
+                    to_read[n_read] = i;
+                    n_read += 1;
+                    Action::Keep
                 }
                 RESIDENT | CLEAN => Action::Unprotect,
                 _ => Action::Keep,
             };
+        }
+        // One copy through the kernel for the batch; a page the program made unreadable
+        // (PROT_NONE) stays in memory, and the copy goes on after it.
+        let offsets: Vec<usize> = to_read[..n_read]
+            .iter()
+            .map(|&i| (start + i) * PAGE_SIZE)
+            .collect();
+        let mut done = 0;
+        while done < n_read {
+            done += region
+                .map
+                .read_pages(&offsets[done..], &mut bufs[done..n_read]);
+            if done < n_read {
+                action[to_read[done]] = Action::Unprotect;
+                done += 1;
+            }
+        }
+        for (k, &i) in to_read[..n_read].iter().enumerate() {
+            if action[i] == Action::Unprotect {
+                continue;
+            }
+            if acomp_zswap::same_filled(&bufs[k]) == Some(0) {
+                add(&shared.counters.zero_swap_outs, 1);
+                action[i] = Action::Zero;
+            } else {
+                // Compacted to the front: `bufs[n_store]` is this page's from here on.
+                if n_store != k {
+                    bufs.swap(n_store, k);
+                }
+                to_store[n_store] = i;
+                n_store += 1;
+            }
         }
         if n_store == 0 {
             return;
@@ -120,7 +148,33 @@ pub(crate) fn page_out_batch(
             let j = (i..count)
                 .find(|&j| !matches!(action[j], Action::Out | Action::Zero))
                 .unwrap_or(count);
-            shared.drop_pages(region, (start + i) * PAGE_SIZE, (j - i) * PAGE_SIZE);
+            if shared
+                .drop_pages(region, (start + i) * PAGE_SIZE, (j - i) * PAGE_SIZE)
+                .is_err()
+            {
+                // Refused for part of the run (locked pages, `mlock`; the kernel stops at
+                // the first locked mapping): the pages still mapped are dropped one by one,
+                // and those refused stay in memory as they were, their tier copies dropped;
+                // `MADV_PAGEOUT` skips locked pages the same way.
+                let mut still = [0u8; BATCH];
+                let checked =
+                    region
+                        .map
+                        .resident((start + i) * PAGE_SIZE, j - i, &mut still[..j - i]);
+                for k in i..j {
+                    let mapped = checked.is_err() || still[k - i] & 1 != 0;
+                    if mapped
+                        && shared
+                            .drop_pages(region, (start + k) * PAGE_SIZE, PAGE_SIZE)
+                            .is_err()
+                    {
+                        if action[k] == Action::Out {
+                            shared.tier.invalidate(key(region.id, start + k));
+                        }
+                        action[k] = Action::Unprotect;
+                    }
+                }
+            }
             i = j;
         } else {
             i += 1;

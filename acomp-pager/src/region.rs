@@ -173,7 +173,6 @@ impl Drop for Region {
             inner.states.release_zapped(p, UNTOUCHED);
             shared.counters.moved(s, UNTOUCHED);
         }
-        shared.forget_own_removes(inner.addr(), inner.addr() + inner.len);
         if let Some(r) = &shared.reclaim {
             r.remove_region(inner.id);
         }

@@ -56,7 +56,7 @@ pub(crate) struct Shared {
     /// Faults deferred on a held page: their addresses, woken when a page is released.
     pub(crate) pending: Mutex<Vec<usize>>,
     pub(crate) pending_len: AtomicUsize,
-    /// The ranges the pager itself is dropping with `MADV_DONTNEED`: their remove events
+    /// The ranges the pager itself is dropping with `MADV_DONTNEED`, while it does: their remove events
     /// are its own, not the program's.
     pub(crate) own_removes: Mutex<Vec<(usize, usize)>>,
     pub(crate) counters: Counters,
@@ -125,22 +125,29 @@ impl Shared {
         }
     }
 
-    /// Forgets the pager's own removes inside a region being dropped.
-    pub(crate) fn forget_own_removes(&self, start: usize, end: usize) {
-        self.own_removes
-            .lock()
-            .retain(|&(s, e)| !(start <= s && e <= end));
-    }
-
-    /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself.
-    pub(crate) fn drop_pages(&self, region: &RegionInner, offset: usize, len: usize) {
+    /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself. The
+    /// range is registered as the pager's own until every remove event of the call has
+    /// been handled: the kernel raises one for each mapping (VMA) the range crosses, and
+    /// every event inside the range meanwhile is the pager's. The error is the
+    /// kernel's (`EINVAL` for locked pages, `mlock`): some of the range may have been
+    /// dropped before the mapping that refused.
+    pub(crate) fn drop_pages(
+        &self,
+        region: &RegionInner,
+        offset: usize,
+        len: usize,
+    ) -> std::io::Result<()> {
         let range = (region.addr() + offset, region.addr() + offset + len);
         self.own_removes.lock().push(range);
-        // The reader of the remove event takes the range out of `own_removes` (the event
-        // is raised even where no page is mapped); a region being dropped clears what is
-        // left of its own.
-        if let Err(e) = region.map.advise(offset, len, libc::MADV_DONTNEED) {
-            eprintln!("acomp-pager: MADV_DONTNEED failed: {e}");
+        let r = region.map.advise(offset, len, libc::MADV_DONTNEED);
+        // The kernel completes each event when a handler reads it, so the call returns
+        // once the last was read; the handler reads and marks under `map_lock` held for
+        // writing, so once this thread has held it, every event of the call was marked.
+        drop(self.map_lock.read());
+        let mut own = self.own_removes.lock();
+        if let Some(i) = own.iter().position(|&o| o == range) {
+            own.swap_remove(i);
         }
+        r
     }
 }

@@ -81,24 +81,49 @@ impl Mapping {
         self.resident(offset, 1, &mut m).is_ok() && m[0] & 1 != 0
     }
 
-    /// Copies the page at `offset` into `out`. The caller has write-protected the page (or
-    /// otherwise holds it still): a concurrent write would make the copy a mix.
-    pub fn read_page(&self, offset: usize, out: &mut Page) {
-        assert!(offset % PAGE_SIZE == 0 && offset + PAGE_SIZE <= self.len);
+    /// Copies the pages at `offsets` (page-aligned, inside the mapping) into the first
+    /// pages of `out`, through the kernel (`process_vm_readv` on this process), so that a
+    /// page the program made unreadable (`mprotect(PROT_NONE)`) fails the copy rather than
+    /// the thread: how many of the pages, from the first, were copied; where fewer than
+    /// `offsets.len()`, the next one could not be read. The caller holds the pages still
+    /// (write-protected): a concurrent write would make a copy a mix.
+    pub fn read_pages(&self, offsets: &[usize], out: &mut [Page]) -> usize {
+        let n = offsets.len().min(out.len());
+        if n == 0 {
+            return 0;
+        }
+        let mut local = Vec::with_capacity(n);
+        let mut remote = Vec::with_capacity(n);
+        for (&offset, page) in offsets.iter().zip(out.iter_mut()).take(n) {
+            assert!(offset % PAGE_SIZE == 0 && offset + PAGE_SIZE <= self.len);
+            local.push(libc::iovec {
+                iov_base: page.as_mut_ptr().cast(),
+                iov_len: PAGE_SIZE,
+            });
+            remote.push(libc::iovec {
+                iov_base: (self.addr + offset) as *mut libc::c_void,
+                iov_len: PAGE_SIZE,
+            });
+        }
         // SAFETY:
-        // - the source lies inside this live mapping, readable (PROT_READ|PROT_WRITE as
-        //   mapped; a program that changed it with mprotect is documented to get EFAULT from
-        //   page_out only where the page is not readable, which faults before this);
-        // - `out` is a distinct, exclusive page buffer;
-        // - region memory is only ever reached through raw pointers in this crate, so no
-        //   Rust reference aliases it.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (self.addr + offset) as *const u8,
-                out.as_mut_ptr(),
-                PAGE_SIZE,
+        // - `local` describes `n` distinct, exclusive page buffers of `out`, live for the
+        //   call; the kernel writes at most `iov_len` bytes to each;
+        // - `remote` describes pages of this process's own address space, which the kernel
+        //   only reads, checking each as it goes (an unreadable one ends the copy with a
+        //   partial count, never a fault in this thread);
+        // - both arrays hold `n` elements, under IOV_MAX (a page-out batch is 32).
+        let got = unsafe {
+            libc::process_vm_readv(
+                libc::getpid(),
+                local.as_ptr(),
+                n as libc::c_ulong,
+                remote.as_ptr(),
+                n as libc::c_ulong,
+                0,
             )
         };
+        // Partial copies stop at an element's boundary: whole pages.
+        if got < 0 { 0 } else { got as usize / PAGE_SIZE }
     }
 }
 

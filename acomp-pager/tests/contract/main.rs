@@ -21,4 +21,5 @@ mod reclaim;
 mod remove;
 mod round_trip;
 mod sigbus;
+mod split;
 mod zeros;
