@@ -189,16 +189,11 @@ impl Zswap {
                 ..
             } => {
                 let tfm = self.transform(*codec);
-                let (res, kind) = self.pool.read_sg(handle, *length as usize, |src| {
-                    let kind = if src.len() == 1 {
-                        LoadKind::OneFragment
-                    } else {
-                        LoadKind::Straddling
-                    };
-                    (tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
+                let res = self.pool.read_sg(handle, *length as usize, |src| {
+                    tfm.decompress(src, &mut [IoSliceMut::new(page)])
                 });
                 match res {
-                    Ok(PAGE_SIZE) => Ok(kind),
+                    Ok(PAGE_SIZE) => Ok(LoadKind::Decompressed),
                     Ok(n) => Err(LoadError::WrongLength(n)),
                     Err(e) => Err(LoadError::Decompress(e)),
                 }
