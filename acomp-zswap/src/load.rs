@@ -145,7 +145,16 @@ impl Zswap {
     /// # Errors
     ///
     /// As [`Zswap::load`]; on an error the entry is kept.
-    pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+    pub fn take(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.take_kind(offset, page).map(|_| ())
+    }
+
+    /// [`Zswap::take`], telling where the page came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::take`].
+    pub fn take_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             let mut state = entry.state.write();
