@@ -12,8 +12,8 @@
 //! | `crypto_acomp_compress(req)`, `dlen` = bytes produced | [`Acomp::compress`] `-> Result<usize, Error>` |
 //! | `struct acomp_walk` | `alg::Walk`, for algorithm writers (feature `unstable-algorithm`, below) |
 //! | `struct crypto_acomp_streams` | the workspace pool: per-CPU workspace slots, filled on first use |
-//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`Path::OneShot`]) |
-//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`Path::Stream`]) |
+//! | `zstd_compress_one` / `zstd_decompress_one` | the one-shot path ([`RequestPath::OneShot`]) |
+//! | `zstd_init_cstream` / `zstd_init_dstream`, deferred | the stream path ([`RequestPath::Stream`]) |
 //! | btrfs `zstd_decompress_bio`, into the bio's pages at an offset | [`Acomp::decompress_range`] into [`Segment`]s |
 //! | zstd's seekable format (`contrib/seekable_format`), pyzstd's `SeekableZstdFile` | [`Acomp::compress_seekable_to_vec`], [`Acomp::compress_seekable`]; range reads decode only the frames they touch; a table parsed once for many reads: [`SeekTable`] (`ZSTD_seekable`), [`Acomp::decompress_seekable`], [`Acomp::verify_seek_table`] |
 //! | `LZ4_decompress_safe` on one buffer, no transform | [`lz4::decompress_block`], [`lz4::block_content_size`] |
@@ -165,7 +165,7 @@
 //! The stable API, under semver from 0.1.0: [`Acomp`] (the constructors [`new`](Acomp::new),
 //! [`with_zstd`](Acomp::with_zstd), [`with_lz4`](Acomp::with_lz4) and every request call),
 //! [`ZstdParams`], [`Lz4Params`], [`Dictionary`], [`Request`], [`Segment`], [`Stats`],
-//! [`Path`], [`Error`], [`ErrorKind`], and the modules [`lz4`] (the block functions
+//! [`RequestPath`], [`Error`], [`ErrorKind`], and the modules [`lz4`] (the block functions
 //! [`decompress_block`](lz4::decompress_block) and
 //! [`block_content_size`](lz4::block_content_size), the limits of `Lz4Params`) and
 //! [`zstd`] (the level and window ranges and defaults). Match errors by variant or kind:
@@ -193,10 +193,10 @@ mod buffers;
 mod cpu;
 mod error;
 pub mod lz4;
-mod path;
 mod pool;
 mod probe;
 mod request;
+mod request_path;
 mod route;
 mod seekable;
 mod segment;
@@ -214,8 +214,8 @@ pub use crate::alg::zstd::params::ZstdParams;
 pub use crate::alg::zstd::seekable::kept::SeekTable;
 pub use crate::error::{Error, ErrorKind};
 // A caller learns the path of a request from `Request::path`.
-pub use crate::path::Path;
 pub use crate::request::Request;
+pub use crate::request_path::RequestPath;
 pub use crate::segment::Segment;
 pub use crate::stats::Stats;
 pub(crate) use crate::walk::Walk;

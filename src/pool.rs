@@ -16,7 +16,7 @@ use crossbeam_utils::CachePadded;
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::Path;
+use crate::RequestPath;
 use crate::alg::Algorithm;
 use crate::request::Request;
 use crate::route::{Fragments, route};
@@ -95,12 +95,12 @@ struct Tally {
 
 impl Tally {
     #[inline]
-    fn record(&mut self, res: Result<Path, &Error>) {
+    fn record(&mut self, res: Result<RequestPath, &Error>) {
         *match res {
             Err(Error::Incompressible { .. }) => &mut self.rejected,
-            Ok(Path::OneShot) => &mut self.one_shot,
-            Ok(Path::Stream) => &mut self.stream,
-            Ok(Path::Linearised) => &mut self.linearised,
+            Ok(RequestPath::OneShot) => &mut self.one_shot,
+            Ok(RequestPath::Stream) => &mut self.stream,
+            Ok(RequestPath::Linearised) => &mut self.linearised,
             Err(e) => match e.kind() {
                 ErrorKind::NoSpace => &mut self.no_space,
                 ErrorKind::Corrupt => &mut self.corrupt,
@@ -131,12 +131,12 @@ impl Outcomes {
     }
 
     #[inline]
-    fn record(&self, res: Result<Path, &Error>) {
+    fn record(&self, res: Result<RequestPath, &Error>) {
         let counter = match res {
             Err(Error::Incompressible { .. }) => &self.rejected,
-            Ok(Path::OneShot) => &self.one_shot,
-            Ok(Path::Stream) => &self.stream,
-            Ok(Path::Linearised) => &self.linearised,
+            Ok(RequestPath::OneShot) => &self.one_shot,
+            Ok(RequestPath::Stream) => &self.stream,
+            Ok(RequestPath::Linearised) => &self.linearised,
             Err(e) => match e.kind() {
                 ErrorKind::NoSpace => &self.no_space,
                 ErrorKind::Corrupt => &self.corrupt,
@@ -198,7 +198,7 @@ impl<W> Slot<W> {
 
     /// Counts one request: by path where it succeeded, by error kind where it failed.
     #[inline]
-    fn record(&self, kind: RequestKind, res: Result<Path, &Error>) {
+    fn record(&self, kind: RequestKind, res: Result<RequestPath, &Error>) {
         self.outcomes(kind).record(res);
     }
 }
@@ -224,7 +224,7 @@ impl<A: Algorithm> WorkspacePool<A> {
     pub(crate) fn serve<R>(
         &self,
         kind: RequestKind,
-        op: impl FnOnce(&A, &mut A::Workspace) -> Result<(Path, R), Error>,
+        op: impl FnOnce(&A, &mut A::Workspace) -> Result<(RequestPath, R), Error>,
     ) -> Result<R, Error> {
         let (slot, mut ws) = self.lock();
         let res = op(&self.alg, &mut ws);
@@ -246,7 +246,7 @@ impl<A: Algorithm> WorkspacePool<A> {
         dst: &mut [u8],
     ) -> Option<Result<usize, Error>> {
         let res = self.alg.decompress_stateless(src, dst)?;
-        self.record_stateless(res.as_ref().map(|_| Path::OneShot));
+        self.record_stateless(res.as_ref().map(|_| RequestPath::OneShot));
         Some(res)
     }
 
@@ -258,14 +258,14 @@ impl<A: Algorithm> WorkspacePool<A> {
         walk: &mut Walk<'_, '_>,
     ) -> Option<Result<usize, Error>> {
         let res = self.alg.decompress_stateless_walk(walk)?;
-        self.record_stateless(res.as_ref().map(|_| Path::Linearised));
+        self.record_stateless(res.as_ref().map(|_| RequestPath::Linearised));
         Some(res)
     }
 
     /// Counts a decompression served without a workspace on the slot of the calling
     /// thread's number: no CPU lookup, and no slot is locked, so any will do.
     #[inline(always)]
-    fn record_stateless(&self, res: Result<Path, &Error>) {
+    fn record_stateless(&self, res: Result<RequestPath, &Error>) {
         let slot = &self.slots[self.slot_index(cpu::thread_number())];
         slot.record(RequestKind::Decompress, res);
     }
@@ -280,7 +280,7 @@ impl<A: Algorithm> WorkspacePool<A> {
         &self,
         kind: RequestKind,
         reqs: &mut [Request<'_, '_>],
-        op: impl Fn(&A, &mut A::Workspace, Fragments<'_, '_, '_>) -> Result<(usize, Path), Error>,
+        op: impl Fn(&A, &mut A::Workspace, Fragments<'_, '_, '_>) -> Result<(usize, RequestPath), Error>,
     ) {
         let mut tally = Tally::default();
         let mut rest = reqs;

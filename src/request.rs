@@ -4,7 +4,7 @@
 use std::io::{IoSlice, IoSliceMut};
 
 use crate::Error;
-use crate::Path;
+use crate::RequestPath;
 
 /// One request of a batch ([`Acomp::compress_batch`](crate::Acomp::compress_batch),
 /// [`Acomp::decompress_batch`](crate::Acomp::decompress_batch)): the counterpart of the
@@ -31,7 +31,7 @@ use crate::Path;
 /// tfm.compress_batch(&mut reqs);
 /// for r in &reqs {
 ///     assert!(matches!(r.outcome(), Some(Ok(n)) if *n < 100));
-///     assert_eq!(r.path(), Some(acomp::Path::OneShot));
+///     assert_eq!(r.path(), Some(acomp::RequestPath::OneShot));
 /// }
 /// # Ok::<(), acomp::Error>(())
 /// ```
@@ -40,7 +40,7 @@ pub struct Request<'r, 'a> {
     pub(crate) src: &'r [IoSlice<'r>],
     pub(crate) dst: &'r mut [IoSliceMut<'a>],
     outcome: Option<Result<usize, Error>>,
-    path: Option<Path>,
+    path: Option<RequestPath>,
 }
 
 impl<'r, 'a> Request<'r, 'a> {
@@ -67,7 +67,7 @@ impl<'r, 'a> Request<'r, 'a> {
 
     /// The path that served a successful request; `None` before it is served or where it
     /// failed.
-    pub fn path(&self) -> Option<Path> {
+    pub fn path(&self) -> Option<RequestPath> {
         self.path
     }
 
@@ -76,7 +76,7 @@ impl<'r, 'a> Request<'r, 'a> {
         self.dst
     }
 
-    pub(crate) fn finish(&mut self, outcome: Result<(usize, Path), Error>) {
+    pub(crate) fn finish(&mut self, outcome: Result<(usize, RequestPath), Error>) {
         self.path = outcome.as_ref().ok().map(|&(_, p)| p);
         self.outcome = Some(outcome.map(|(n, _)| n));
     }

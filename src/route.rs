@@ -4,7 +4,7 @@
 
 use std::io::{IoSlice, IoSliceMut};
 
-use crate::{Error, Path, Walk};
+use crate::{Error, RequestPath, Walk};
 
 /// A request's source and destination as an algorithm is given them: one fragment each
 /// side (the one-shot case, with no walk set up), or a walk over any other cut.
@@ -41,8 +41,8 @@ impl Fragments<'_, '_, '_> {
     #[inline]
     pub fn walk(
         self,
-        op: impl FnOnce(&mut Walk<'_, '_>) -> Result<Path, Error>,
-    ) -> Result<(usize, Path), Error> {
+        op: impl FnOnce(&mut Walk<'_, '_>) -> Result<RequestPath, Error>,
+    ) -> Result<(usize, RequestPath), Error> {
         match self {
             Fragments::One { src, dst } => {
                 let src = [IoSlice::new(src)];

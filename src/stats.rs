@@ -16,10 +16,10 @@ pub struct Stats {
     pub decompress: u64,
     /// Successful requests served by the one-shot path.
     pub one_shot: u64,
-    /// Successful requests served by the stream path (zstd, [`Path::Stream`](crate::Path::Stream)).
+    /// Successful requests served by the stream path (zstd, [`RequestPath::Stream`](crate::RequestPath::Stream)).
     pub stream: u64,
     /// Successful requests served by linearising their fragments through the workspace
-    /// (lz4, [`Path::Linearised`](crate::Path::Linearised)).
+    /// (lz4, [`RequestPath::Linearised`](crate::RequestPath::Linearised)).
     pub linearised: u64,
     /// Failed with `ENOSPC` ([`Error::NoSpace`](crate::Error::NoSpace)): the output did not fit.
     pub no_space: u64,

@@ -11,7 +11,7 @@ use crate::alg::zstd::Zstd;
 use crate::pool::{RequestKind, WorkspacePool};
 use crate::request::Request;
 use crate::route::Fragments;
-use crate::{Error, Path, SeekTable, Segment, Stats, Walk};
+use crate::{Error, RequestPath, SeekTable, Segment, Stats, Walk};
 
 /// What `Acomp` needs of its workspace pool (`WorkspacePool<A>`), whatever the algorithm `A`.
 pub(crate) trait Transform: Send + Sync {
@@ -46,7 +46,7 @@ fn run<A: Algorithm>(
     ws: &mut A::Workspace,
     kind: RequestKind,
     req: Fragments<'_, '_, '_>,
-) -> Result<(usize, Path), Error> {
+) -> Result<(usize, RequestPath), Error> {
     match kind {
         RequestKind::Compress => alg.compress(ws, req),
         _ => alg.decompress(ws, req),
@@ -94,7 +94,10 @@ impl<A: Algorithm> Transform for WorkspacePool<A> {
 
     fn range(&self, walk: &mut Walk<'_, '_>, segments: &mut [Segment<'_>]) -> Result<u64, Error> {
         self.serve(RequestKind::Range, |alg, ws| {
-            Ok((Path::Stream, alg.decompress_range(ws, walk, segments)?))
+            Ok((
+                RequestPath::Stream,
+                alg.decompress_range(ws, walk, segments)?,
+            ))
         })
     }
 
@@ -107,7 +110,7 @@ impl<A: Algorithm> Transform for WorkspacePool<A> {
     ) -> Result<u64, Error> {
         self.serve(RequestKind::Range, |alg, ws| {
             let end = alg.decompress_seekable(ws, walk, table, segments, verify)?;
-            Ok((Path::Stream, end))
+            Ok((RequestPath::Stream, end))
         })
     }
 

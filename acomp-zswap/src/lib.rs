@@ -106,6 +106,36 @@
 //! The device is addressed by keys the tier hands out, one per written-back copy, not by
 //! swap offset: a slot freed and reused is never read back as another offset's page.
 //!
+//! # Sharing the tier
+//!
+//! [`Zswap`] is `Send + Sync` and not `Clone`: threads share it as `&Zswap` (scoped threads,
+//! no reference count on any call) or as `Arc<Zswap>` where an owner outlives the call that
+//! made it (a pager's handler thread; [`Zswap::recompress_every`] takes `&Arc<Zswap>` and its
+//! thread holds a `Weak`, so the last `Arc` ends it). A tier is one pool, one budget and one
+//! device: `Arc<Zswap>` says in its type that its owners share them, where a `Clone` handle
+//! (moka's `Cache`) would put an `Arc` behind every call and make two clones look like two
+//! tiers.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use acomp_zswap::{PAGE_SIZE, Zswap};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let zswap = Zswap::builder(acomp::Acomp::new("lz4")?).build()?;
+//! std::thread::scope(|s| {
+//!     for t in 0..4u64 {
+//!         let zswap = &zswap; // a reference is enough for scoped threads
+//!         s.spawn(move || zswap.store(t, &[t as u8; PAGE_SIZE]).unwrap());
+//!     }
+//! });
+//! let shared = Arc::new(zswap); // for a thread that outlives this one
+//! let owner = Arc::clone(&shared);
+//! std::thread::spawn(move || owner.invalidate(0)).join().unwrap();
+//! assert_eq!(shared.stats().stored_pages, 3);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Features
 //!
 //! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
@@ -173,3 +203,14 @@ pub const PAGE_SIZE: usize = 4096;
 
 /// A page as the tier sees it.
 pub type Page = [u8; PAGE_SIZE];
+
+/// The tier and what it hands out are shared between threads: a compile-time proof.
+fn _assert_send_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Zswap>();
+    send_sync::<SwapFile>();
+    send_sync::<Stats>();
+    send_sync::<Recompressing>();
+    send_sync::<StoreError>();
+    send_sync::<LoadError>();
+}

@@ -145,7 +145,16 @@ impl Zswap {
     /// # Errors
     ///
     /// As [`Zswap::load`]; on an error the entry is kept.
-    pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+    pub fn take(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
+        self.take_kind(offset, page).map(|_| ())
+    }
+
+    /// [`Zswap::take`], telling where the page came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zswap::take`].
+    pub fn take_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             let mut state = entry.state.write();
@@ -189,16 +198,11 @@ impl Zswap {
                 ..
             } => {
                 let tfm = self.transform(*codec);
-                let (res, kind) = self.pool.read_sg(handle, *length as usize, |src| {
-                    let kind = if src.len() == 1 {
-                        LoadKind::OneFragment
-                    } else {
-                        LoadKind::Straddling
-                    };
-                    (tfm.decompress(src, &mut [IoSliceMut::new(page)]), kind)
+                let res = self.pool.read_sg(handle, *length as usize, |src| {
+                    tfm.decompress(src, &mut [IoSliceMut::new(page)])
                 });
                 match res {
-                    Ok(PAGE_SIZE) => Ok(kind),
+                    Ok(PAGE_SIZE) => Ok(LoadKind::Decompressed),
                     Ok(n) => Err(LoadError::WrongLength(n)),
                     Err(e) => Err(LoadError::Decompress(e)),
                 }

@@ -49,10 +49,10 @@ pub enum StoreKind {
 /// Where [`Zswap::load_kind`] found a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadKind {
-    /// Decompressed from one fragment of the pool: acomp's one-shot path.
-    OneFragment,
-    /// Decompressed from two fragments (the object straddles backing pages): the stream path.
-    Straddling,
+    /// Decompressed from the pool (zswap's `zswap_decompress`). Whether the object sat in one
+    /// backing page or straddled two is the pool's business, not the page's: `Zswap::straddles`
+    /// answers it with the `inspect` feature.
+    Decompressed,
     /// Copied from the pool: the page was kept as it is ([`StoreKind::Incompressible`]).
     Incompressible,
     /// Filled with the page's one repeated word (or byte).

@@ -3,85 +3,106 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A snapshot of the tier's counters, from [`crate::Zswap::stats`]. The names are those of
-/// zswap's debugfs files where zswap has the counter. Each field is a gauge, what is held now
-/// (`stored_pages` and its kinds, `pool_total_size`, `pool_used_size`, `stored_bytes`,
-/// `device_pages`, `stored_folios`, `folio_pages`, `held_folio_pages`, `held_folio_bytes`,
-/// `clean_pages`), the budget (`max_pool_size`), or a counter that only grows (the others).
+/// zswap's debugfs files (`/sys/kernel/debug/zswap/`) where zswap has the counter.
+///
+/// # Gauges and counters
+///
+/// As in zswap's debugfs, two sorts of number sit side by side, and each field's doc
+/// begins with its sort:
+///
+/// - **Gauges** say what the tier holds now, and go up and down: `stored_pages` and its
+///   kinds (`same_filled_pages`, `stored_incompressible_pages`), `pool_total_size`,
+///   `pool_used_size`, `stored_bytes`, `device_pages`, `stored_folios`, `folio_pages`,
+///   `held_folio_pages`, `held_folio_bytes`, `clean_pages`; and the budget,
+///   `max_pool_size`, which does not change. Read them as they are.
+/// - **Counters** count events since the tier was built, and only grow: `written_back_pages`,
+///   `pool_limit_hit`, the `reject_*`, `decompress_fail`, `device_loads` and the `device_*_fail`
+///   and `device_corrupt`, `compacted_objects`, the `recompress*`, `clean_dropped`. For a
+///   rate, subtract an earlier snapshot's.
+///
+/// The fields are one flat struct, not a `gauges` and a `counters` part, so that each keeps
+/// the path users read it by (`stats().stored_pages`, as zswap's file of that name).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Pages held in memory now, of every kind (zswap's `stored_pages`).
+    // Gauges: what is held now.
+    /// Gauge: pages held in memory now, of every kind (zswap's `stored_pages`).
     pub stored_pages: u64,
-    /// Of those, pages kept as their fill value, nothing in the pool (`same_filled_pages`).
+    /// Gauge: of those, pages kept as their fill value, nothing in the pool
+    /// (`same_filled_pages`).
     pub same_filled_pages: u64,
-    /// Of those, pages kept as they are, a whole page in the pool
+    /// Gauge: of those, pages kept as they are, a whole page in the pool
     /// (`stored_incompressible_pages`).
     pub stored_incompressible_pages: u64,
-    /// Bytes of backing pages in the pool, counted as zsmalloc counts them
+    /// Gauge: bytes of backing pages in the pool, counted as zsmalloc counts them
     /// (`pool_total_size`): never above the budget.
     pub pool_total_size: u64,
-    /// Bytes the pool's objects take, each rounded up to its size class.
+    /// Gauge: bytes the pool's objects take, each rounded up to its size class.
     pub pool_used_size: u64,
-    /// Bytes of the stored frames (and pages kept as they are), before rounding.
+    /// Gauge: bytes of the stored frames (and pages kept as they are), before rounding.
     pub stored_bytes: u64,
-    /// The budget: the builder's `max_pool_bytes`, rounded down to whole pages.
-    pub max_pool_size: u64,
-    /// Pages the shrinker wrote to the device (`written_back_pages`).
-    pub written_back_pages: u64,
-    /// Times a store found the pool at its budget (`pool_limit_hit`).
-    pub pool_limit_hit: u64,
-    /// Stores refused because no room could be made: no device, the device failed, or the
-    /// pool had not yet fallen below the accept threshold (`reject_reclaim_fail`).
-    pub reject_reclaim_fail: u64,
-    /// Compressions that failed: the page was kept as it is (`reject_compress_fail`).
-    pub reject_compress_fail: u64,
-    /// Compressions that gave a page or more: the page was kept as it is
-    /// (`reject_compress_poor`).
-    pub reject_compress_poor: u64,
-    /// Loads whose frame acomp refused or that gave other than a page (`decompress_fail`).
-    pub decompress_fail: u64,
-    /// Pages on the device now.
+    /// Gauge: pages on the device now.
     pub device_pages: u64,
-    /// Loads served by the device.
-    pub device_loads: u64,
-    /// Device writes that failed: those pages stayed in the pool.
-    pub device_write_fail: u64,
-    /// Device reads that failed ([`crate::LoadError::Io`]): those entries were kept.
-    pub device_read_fail: u64,
-    /// Device reads whose checksum did not match ([`crate::LoadError::Corrupt`]).
-    pub device_corrupt: u64,
-    /// Device discards that failed (the tier had forgotten the page already).
-    pub device_discard_fail: u64,
-    /// Objects compaction moved.
-    pub compacted_objects: u64,
-    /// Pages whose frame was replaced by the recompression transform's
-    /// ([`crate::Zswap::recompress_idle`]; zram's recompressed pages).
-    pub recompressed_pages: u64,
-    /// Bytes of the pool's objects (each rounded up to its size class) that recompression
-    /// gave back.
-    pub recompress_saved_bytes: u64,
-    /// Idle pages recompression left as they were: their new frame was not at least one
-    /// size class smaller (or recompression failed). They are not tried again until stored
-    /// again.
-    pub recompress_skipped_pages: u64,
-    /// CPU time recompression spent (the thread's CPU clock around decompressing and
-    /// recompressing each page), in nanoseconds.
-    pub recompress_cpu_ns: u64,
-    /// Folio frames held now ([`crate::Zswap::store_folio`]); their bytes are in
+    /// Gauge: folio frames held now ([`crate::Zswap::store_folio`]); their bytes are in
     /// `stored_bytes`.
     pub stored_folios: u64,
-    /// Pages those frames serve now (of `stored_pages`).
+    /// Gauge: pages those frames serve now (of `stored_pages`).
     pub folio_pages: u64,
-    /// Pages that left a folio (invalidated, taken, stored again, written back) whose frame
-    /// stays for the folio's other pages: held, not stored.
+    /// Gauge: pages that left a folio (invalidated, taken, stored again, written back) whose
+    /// frame stays for the folio's other pages: held, not stored.
     pub held_folio_pages: u64,
-    /// Bytes of the frames that hold such pages.
+    /// Gauge: bytes of the frames that hold such pages.
     pub held_folio_bytes: u64,
-    /// Clean copies held now: entries loaded with [`crate::Zswap::load_clean`] whose owner
-    /// holds the page too (of `stored_pages`, or of `device_pages`).
+    /// Gauge: clean copies held now: entries loaded with [`crate::Zswap::load_clean`] whose
+    /// owner holds the page too (of `stored_pages`, or of `device_pages`).
     pub clean_pages: u64,
-    /// Clean copies the tier dropped at its budget, before writing back or refusing
-    /// anything.
+    /// The budget, a constant: the builder's `max_pool_bytes`, rounded down to whole pages.
+    pub max_pool_size: u64,
+
+    // Counters: events since the tier was built.
+    /// Counter: pages the shrinker wrote to the device (`written_back_pages`).
+    pub written_back_pages: u64,
+    /// Counter: times a store found the pool at its budget (`pool_limit_hit`).
+    pub pool_limit_hit: u64,
+    /// Counter: stores refused because no room could be made: no device, the device failed,
+    /// or the pool had not yet fallen below the accept threshold (`reject_reclaim_fail`).
+    pub reject_reclaim_fail: u64,
+    /// Counter: compressions that failed: the page was kept as it is
+    /// (`reject_compress_fail`).
+    pub reject_compress_fail: u64,
+    /// Counter: compressions that gave a page or more: the page was kept as it is
+    /// (`reject_compress_poor`).
+    pub reject_compress_poor: u64,
+    /// Counter: loads whose frame acomp refused or that gave other than a page
+    /// (`decompress_fail`).
+    pub decompress_fail: u64,
+    /// Counter: loads served by the device.
+    pub device_loads: u64,
+    /// Counter: device writes that failed: those pages stayed in the pool.
+    pub device_write_fail: u64,
+    /// Counter: device reads that failed ([`crate::LoadError::Io`]): those entries were kept.
+    pub device_read_fail: u64,
+    /// Counter: device reads whose checksum did not match ([`crate::LoadError::Corrupt`]).
+    pub device_corrupt: u64,
+    /// Counter: device discards that failed (the tier had forgotten the page already).
+    pub device_discard_fail: u64,
+    /// Counter: objects compaction moved.
+    pub compacted_objects: u64,
+    /// Counter: pages whose frame was replaced by the recompression transform's
+    /// ([`crate::Zswap::recompress_idle`]; zram's recompressed pages).
+    pub recompressed_pages: u64,
+    /// Counter: bytes of the pool's objects (each rounded up to its size class) that
+    /// recompression gave back.
+    pub recompress_saved_bytes: u64,
+    /// Counter: idle pages recompression left as they were: their new frame was not at
+    /// least one size class smaller (or recompression failed). They are not tried again
+    /// until stored again.
+    pub recompress_skipped_pages: u64,
+    /// Counter: CPU time recompression spent (the thread's CPU clock around decompressing
+    /// and recompressing each page), in nanoseconds.
+    pub recompress_cpu_ns: u64,
+    /// Counter: clean copies the tier dropped at its budget, before writing back or
+    /// refusing anything.
     pub clean_dropped: u64,
 }
 

@@ -34,7 +34,7 @@ pub(crate) type Shard = Mutex<HashMap<u64, Arc<Entry>>>;
 /// It is not `Clone`: a tier is one pool and one budget, and a second handle on it is what
 /// `Arc<Zswap>` already is, without a reference count on every call that needs none (scoped
 /// threads share `&Zswap`); [`Zswap::recompress_every`] takes `&Arc<Zswap>` because its
-/// thread outlives the call.
+/// thread outlives the call. (The crate docs, "Sharing the tier".)
 pub struct Zswap {
     pub(crate) tfm: Acomp,
     pub(crate) pool: Pool,

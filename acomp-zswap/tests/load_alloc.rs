@@ -87,10 +87,15 @@ fn in_memory_loads_allocate_nothing() {
         for o in (0..200).chain([1000, 1001]) {
             seen.insert(format!("{:?}", z.load_kind(o, &mut back).unwrap()));
         }
-        // Both one-fragment and straddling objects among the 200, and each other kind.
+        // Both objects in one backing page and objects that straddle two among the 200
+        // (acomp's one-shot and multi-fragment paths), and each other kind.
+        let straddling = (0..200).filter(|&o| z.straddles(o)).count();
+        assert!(
+            straddling > 0 && straddling < 200,
+            "{alg}: {straddling} of 200 objects straddle backing pages"
+        );
         for kind in [
-            LoadKind::OneFragment,
-            LoadKind::Straddling,
+            LoadKind::Decompressed,
             LoadKind::Incompressible,
             LoadKind::Filled,
         ] {

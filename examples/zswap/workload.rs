@@ -284,8 +284,9 @@ fn raw_baseline(
 
 impl RawRun {
     /// Histograms over the pages as the workload stored them (compressed or as they are)
-    /// and loaded them (one fragment or straddling).
-    fn histograms(&self, stores: &[Option<StoreKind>], loads: &[Option<LoadKind>]) -> Raw {
+    /// and loaded them (decompressed from one fragment or, straddling, from two: `Some(false)`
+    /// or `Some(true)`).
+    fn histograms(&self, stores: &[Option<StoreKind>], loads: &[Option<bool>]) -> Raw {
         let (mut c, mut inc, mut one, mut two) = (latency(), latency(), latency(), latency());
         for (i, (store, load)) in stores.iter().zip(loads).enumerate() {
             let ns = self.compress_ns[i];
@@ -296,8 +297,8 @@ impl RawRun {
             }
             let ns = self.decompress_ns[i];
             match load {
-                Some(LoadKind::OneFragment) if ns > 0 => one.saturating_record(ns),
-                Some(LoadKind::Straddling) if ns > 0 => two.saturating_record(ns),
+                Some(false) if ns > 0 => one.saturating_record(ns),
+                Some(true) if ns > 0 => two.saturating_record(ns),
                 _ => {}
             }
         }
@@ -341,14 +342,16 @@ fn store_pass(
     (hists, kinds)
 }
 
-/// Loads pages `share`, timing each whole load by kind and checking every byte afterwards.
+/// Loads pages `share`, timing each whole load by kind (a decompressed page by whether its
+/// object straddles backing pages, asked after the load, outside its time) and checking
+/// every byte afterwards; for each page decompressed, whether it straddled.
 fn load_pass(
     zswap: &Zswap,
     input: &Input,
     share: &[usize],
     failures: &Failures,
     progress: &Progress<'_>,
-) -> ([Latency; 3], Vec<(usize, LoadKind)>, u64) {
+) -> ([Latency; 3], Vec<(usize, bool)>, u64) {
     let mut hists = [latency(), latency(), latency()];
     let mut kinds = Vec::with_capacity(share.len());
     let mut verified = 0;
@@ -360,15 +363,18 @@ fn load_pass(
         match res {
             Ok(kind) => {
                 let slot = match kind {
-                    LoadKind::OneFragment => 0,
-                    LoadKind::Straddling => 1,
+                    LoadKind::Decompressed => {
+                        // The entry stays: its object is where the load found it.
+                        let straddles = zswap.straddles(i as u64);
+                        kinds.push((i, straddles));
+                        usize::from(straddles)
+                    }
                     LoadKind::Incompressible
                     | LoadKind::Filled
                     | LoadKind::Device
                     | LoadKind::Folio => 2,
                 };
                 hists[slot].saturating_record(ns);
-                kinds.push((i, kind));
                 if *page == *input.page(i) {
                     verified += 1;
                 } else {
@@ -436,15 +442,15 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         pages: n as u64,
         wall,
     };
-    let mut load_kinds = vec![None; n];
+    let mut load_straddles = vec![None; n];
     let mut verified = 0;
     let mut hists = [vec![], vec![], vec![]];
     for (h, kinds, v) in parts {
         for (slot, h) in hists.iter_mut().zip(h) {
             slot.push(h);
         }
-        for (i, kind) in kinds {
-            load_kinds[i] = Some(kind);
+        for (i, straddles) in kinds {
+            load_straddles[i] = Some(straddles);
         }
         verified += v;
     }
@@ -508,7 +514,7 @@ pub fn run(zswap: &Zswap, input: &Input, opts: &Options) -> Report {
         verified,
         failed: failures.count.load(Relaxed),
         failures: failures.first.into_inner(),
-        raw: raw.histograms(&store_kinds, &load_kinds),
-        raw_single: raw_single.histograms(&store_kinds, &load_kinds),
+        raw: raw.histograms(&store_kinds, &load_straddles),
+        raw_single: raw_single.histograms(&store_kinds, &load_straddles),
     }
 }

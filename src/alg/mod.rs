@@ -1,6 +1,6 @@
 //! The algorithms behind a transform, for those who write one: the [`Algorithm`] trait,
 //! the shape of a request it is given ([`Fragments`]: one fragment each side, or a [`Walk`]
-//! over any other cut), and the [`Path`] it reports; zstd
+//! over any other cut), and the [`RequestPath`] it reports; zstd
 //! ([`zstd::Zstd`]) and lz4 ([`lz4::Lz4`]) as `Acomp::with_algorithm` takes them. One folder per algorithm.
 //!
 //! **Outside semver.** This module exists only with the cargo feature
@@ -18,7 +18,7 @@ pub mod zstd;
 
 pub use crate::route::Fragments;
 pub use crate::walk::Walk;
-use crate::{Error, Path, Segment};
+use crate::{Error, RequestPath, Segment};
 
 /// A compression algorithm behind an [`Acomp`](crate::Acomp).
 ///
@@ -56,7 +56,7 @@ pub trait Algorithm: Send + Sync + 'static {
         &self,
         ws: &mut Self::Workspace,
         req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error>;
+    ) -> Result<(usize, RequestPath), Error>;
 
     /// Decompresses the request's source (one or more frames) into its destination, in
     /// the shapes [`compress`](Algorithm::compress) is given them.
@@ -68,7 +68,7 @@ pub trait Algorithm: Send + Sync + 'static {
         &self,
         ws: &mut Self::Workspace,
         req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error>;
+    ) -> Result<(usize, RequestPath), Error>;
 
     /// Whether [`decompress_stateless`](Algorithm::decompress_stateless) may serve
     /// requests: the transform tries it only then, so that an algorithm without it pays
@@ -102,7 +102,7 @@ pub trait Algorithm: Send + Sync + 'static {
     /// or `None`, having touched nothing, to have the request served by
     /// [`decompress`](Algorithm::decompress) on a locked workspace. A request served here
     /// skips the CPU lookup and the workspace lock and is counted as
-    /// [`Path::Linearised`]. The outcome must be the one `decompress` gives. Called only
+    /// [`RequestPath::Linearised`]. The outcome must be the one `decompress` gives. Called only
     /// where [`STATELESS_WALK`](Algorithm::STATELESS_WALK) is set. The default is `None`.
     ///
     /// # Errors

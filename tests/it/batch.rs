@@ -5,7 +5,7 @@
 use std::io::{IoSlice, IoSliceMut};
 
 use crate::common::*;
-use acomp::{Acomp, Error, Path, Request};
+use acomp::{Acomp, Error, Request, RequestPath};
 use proptest::prelude::*;
 
 /// One request to send: its source, the destination size, and the cuts of both.
@@ -97,7 +97,7 @@ fn check(tfm: &Acomp, cases: &[Case], compress_dir: bool) {
     } else {
         tfm.decompress_batch(&mut reqs);
     }
-    let outcomes: Vec<(Result<usize, Error>, Option<Path>)> = reqs
+    let outcomes: Vec<(Result<usize, Error>, Option<RequestPath>)> = reqs
         .iter()
         .map(|r| (r.outcome().expect("served").clone(), r.path()))
         .collect();

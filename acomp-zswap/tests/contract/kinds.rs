@@ -51,4 +51,11 @@ fn same_filled_and_incompressible_pages_are_counted() {
         ),
         (2, 1, 0)
     );
+    // `take_kind` tells where the page came from as `load_kind` does; `take` does not.
+    assert_eq!(z.take_kind(4, &mut out).unwrap(), LoadKind::Decompressed);
+    assert_eq!(out, page(4, 0));
+    assert!(!z.contains(4));
+    z.take(2, &mut out).unwrap();
+    assert_eq!(out, [0xab; PAGE_SIZE]);
+    assert_eq!(z.stats().stored_pages, 0);
 }

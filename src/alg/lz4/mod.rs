@@ -16,7 +16,7 @@
 //!   match may reach 64 KiB back into the output), so a source in several fragments is
 //!   copied into one buffer of the workspace, and output for a destination in several
 //!   fragments is made in another and copied out, as the kernel's scomp layer does with its
-//!   per-CPU scratch buffers. Reported as [`Path::Linearised`]. A source of at most
+//!   per-CPU scratch buffers. Reported as [`RequestPath::Linearised`]. A source of at most
 //!   `LZ4_compressBound(4096)` bytes with a destination of one fragment is linearised on
 //!   the stack instead and takes no workspace ([`Algorithm::decompress_stateless_walk`]):
 //!   no CPU lookup, no lock, for a page's block that straddles two pages of a pool.
@@ -66,7 +66,7 @@ pub(crate) enum Stop {
     Full,
 }
 use super::{Algorithm, Fragments, grow_buffer};
-use crate::Path;
+use crate::RequestPath;
 use crate::{Error, Walk, sys};
 
 /// The lz4 algorithm with fixed parameters.
@@ -175,12 +175,14 @@ impl Algorithm for Lz4 {
         &self,
         ws: &mut Lz4Workspace,
         req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error> {
+    ) -> Result<(usize, RequestPath), Error> {
         match req {
-            Fragments::One { src, dst } => Ok((self.compress_one(ws, src, dst)?, Path::OneShot)),
+            Fragments::One { src, dst } => {
+                Ok((self.compress_one(ws, src, dst)?, RequestPath::OneShot))
+            }
             req => req.walk(|walk| {
                 self.compress_walk(ws, walk)?;
-                Ok(Path::Linearised)
+                Ok(RequestPath::Linearised)
             }),
         }
     }
@@ -189,12 +191,12 @@ impl Algorithm for Lz4 {
         &self,
         ws: &mut Lz4Workspace,
         req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error> {
+    ) -> Result<(usize, RequestPath), Error> {
         match req {
-            Fragments::One { src, dst } => Ok((self.decode_into(src, dst)?, Path::OneShot)),
+            Fragments::One { src, dst } => Ok((self.decode_into(src, dst)?, RequestPath::OneShot)),
             req => req.walk(|walk| {
                 self.decompress_linear(ws, walk)?;
-                Ok(Path::Linearised)
+                Ok(RequestPath::Linearised)
             }),
         }
     }

@@ -37,7 +37,7 @@ pub(crate) use self::errors::zstd_error;
 use self::params::ZstdParams;
 use super::{Algorithm, Fragments, grow_buffer};
 use crate::Dictionary;
-use crate::Path;
+use crate::RequestPath;
 use crate::{Error, SeekTable, Segment, Walk, probe};
 
 /// Size of a workspace's scratch buffer: one page.
@@ -139,7 +139,7 @@ impl Algorithm for Zstd {
         &self,
         ws: &mut ZstdWorkspace,
         req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error> {
+    ) -> Result<(usize, RequestPath), Error> {
         self.reject(&req)?;
         let cctx = context::get_or_create(&mut ws.cctx, || {
             context::new_cctx(&self.params, &self.dicts)
@@ -149,11 +149,11 @@ impl Algorithm for Zstd {
         cctx.with(|cctx, _| match req {
             Fragments::One { src, dst } if src.len() <= one_shot_max => Ok((
                 compress::compress_one_shot(cctx, frame, src, dst)?,
-                Path::OneShot,
+                RequestPath::OneShot,
             )),
             req => req.walk(|walk| {
                 compress::compress_stream(cctx, scratch, walk)?;
-                Ok(Path::Stream)
+                Ok(RequestPath::Stream)
             }),
         })
     }
@@ -162,7 +162,7 @@ impl Algorithm for Zstd {
         &self,
         ws: &mut ZstdWorkspace,
         mut req: Fragments<'_, '_, '_>,
-    ) -> Result<(usize, Path), Error> {
+    ) -> Result<(usize, RequestPath), Error> {
         let dctx = context::get_or_create(&mut ws.dctx, || {
             context::new_dctx(&self.params, &self.dicts)
         })?;
@@ -170,12 +170,12 @@ impl Algorithm for Zstd {
         dctx.with(|dctx, dicts| {
             if let Fragments::One { src, dst } = &mut req {
                 if let Some(n) = self.decompress_one_shot(dctx, dicts, src, dst) {
-                    return Ok((n, Path::OneShot));
+                    return Ok((n, RequestPath::OneShot));
                 }
             }
             req.walk(|walk| {
                 self.decompress_stream(dctx, dicts, scratch, walk)?;
-                Ok(Path::Stream)
+                Ok(RequestPath::Stream)
             })
         })
     }

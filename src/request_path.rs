@@ -1,9 +1,9 @@
-//! [`Path`]: which code path served a request.
+//! [`RequestPath`]: which code path served a request.
 
 /// Which code path served a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Path {
+pub enum RequestPath {
     /// One call on the workspace's persistent context, with no stream set-up: taken when the
     /// source and the destination are each one fragment (the kernel's `zstd_compress_one` /
     /// `zstd_decompress_one`).
