@@ -70,6 +70,10 @@
 //!   that an unreadable page fails the read, not the thread); a locked page (`mlock`)
 //!   stays in memory too, as `MADV_PAGEOUT` leaves it. Neither is counted in what
 //!   `page_out` returns.
+//! - Debuggers: `/proc/PID/mem` and `ptrace` reads of a paged-out page fail (`EIO`): the
+//!   kernel does not wait on a userfaultfd for them.
+//! - Messages: a fault that cannot be served, a panic caught, a userfaultfd call that
+//!   fails unexpectedly are each printed to stderr, a line each, prefixed `acomp-pager:`.
 //! - Dropping a region unmaps it and invalidates its pages in the tier. Threads waiting on
 //!   its faults are woken (the range is unregistered first); a thread that touches a region
 //!   while or after it is dropped gets what `munmap` gives: SIGSEGV.

@@ -32,7 +32,9 @@ pub struct Builder {
 impl Builder {
     /// RAM kept for the pager's regions, in bytes (rounded down to pages): past it, a
     /// reclaim thread pages out the coldest resident pages (see the crate docs, "Cold
-    /// pages"). Default: none; pages leave only by [`Region::page_out`].
+    /// pages"). Default: none; pages leave only by [`Region::page_out`]. The limit counts
+    /// the regions' pages only: the compressed copies are the tier's, in the same process,
+    /// bounded by its own `max_pool_bytes`, so the process's RSS is up to the sum.
     pub fn resident_limit(mut self, bytes: u64) -> Self {
         self.resident_limit = Some(bytes);
         self

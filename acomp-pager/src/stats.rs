@@ -36,7 +36,9 @@ pub struct Stats {
     pub refaults_activated: u64,
     /// Pages mapped in the pager's regions (written, faulted in, or the zero page).
     pub resident_pages: u64,
-    /// Of `resident_pages`: clean pages, whose copy the tier also holds.
+    /// Of `resident_pages`: clean pages, faulted in by a read and not written since, whose
+    /// copy the tier kept (it may have dropped some at its budget since: the tier's
+    /// `Stats::clean_pages` counts those it still holds).
     pub clean_pages: u64,
     /// Pages held by the tier only.
     pub paged_out_pages: u64,
