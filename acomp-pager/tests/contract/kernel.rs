@@ -74,3 +74,31 @@ fn syscalls_read_and_write_paged_out_pages() {
         mem.check(p + 4, &page(p, 1), "after a second page-out");
     }
 }
+
+/// `/proc/PID/mem` (a debugger's read) does not fault through the userfaultfd: a paged-out
+/// page fails with `EIO`, as the crate docs say, and the page is still the pager's after.
+#[test]
+fn proc_mem_reads_of_a_paged_out_page_fail_with_eio() {
+    use std::os::unix::fs::FileExt;
+    let _w = common::watchdog("/proc/self/mem", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    let region = pager.region(2 * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    mem.write(0, &page(0, 1));
+    mem.write(1, &page(1, 1));
+    assert_eq!(region.page_out(0, PAGE_SIZE).unwrap(), 1);
+    let proc_mem = std::fs::File::open("/proc/self/mem").unwrap();
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let err = proc_mem
+        .read_exact_at(&mut buf, region.as_ptr() as u64)
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    // A resident page reads as it is.
+    proc_mem
+        .read_exact_at(&mut buf, region.as_ptr() as u64 + PAGE_SIZE as u64)
+        .unwrap();
+    assert!(buf[..] == page(1, 1)[..]);
+    mem.check(0, &page(0, 1), "after the failed read");
+}
