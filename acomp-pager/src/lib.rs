@@ -66,8 +66,9 @@
 //! - `mprotect`, `mlock`, `madvise` over part of a region (which splits its mapping in
 //!   several): nothing is lost across the splits. A part made read-only is still served
 //!   and paged out; a page made `PROT_NONE` cannot be read for compression and stays in
-//!   memory as it is (`page_out` reads pages through the kernel, `process_vm_readv`, so
-//!   that an unreadable page fails the read, not the thread); a locked page (`mlock`)
+//!   memory as it is (`page_out` has the kernel check that each page it reads is
+//!   readable, so that an unreadable one fails the check, not the thread; a page made
+//!   unreadable while a page-out reads it faults that thread, as any reader's); a locked page (`mlock`)
 //!   stays in memory too, as `MADV_PAGEOUT` leaves it. Neither is counted in what
 //!   `page_out` returns.
 //! - Debuggers: `/proc/PID/mem` and `ptrace` reads of a paged-out page fail (`EIO`): the

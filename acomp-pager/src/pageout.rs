@@ -85,20 +85,23 @@ pub(crate) fn page_out_batch(
                 _ => Action::Keep,
             };
         }
-        // One copy through the kernel for the batch; a page the program made unreadable
-        // (PROT_NONE) stays in memory, and the copy goes on after it.
+        // The pages the kernel cannot read (the program's `PROT_NONE`) stay in memory;
+        // the rest are copied out.
         let offsets: Vec<usize> = to_read[..n_read]
             .iter()
             .map(|&i| (start + i) * PAGE_SIZE)
             .collect();
         let mut done = 0;
         while done < n_read {
-            done += region
-                .map
-                .read_pages(&offsets[done..], &mut bufs[done..n_read]);
+            done += region.map.readable_pages(&offsets[done..]);
             if done < n_read {
                 action[to_read[done]] = Action::Unprotect;
                 done += 1;
+            }
+        }
+        for (k, &i) in to_read[..n_read].iter().enumerate() {
+            if action[i] != Action::Unprotect {
+                region.map.read_page(offsets[k], &mut bufs[k]);
             }
         }
         for (k, &i) in to_read[..n_read].iter().enumerate() {
