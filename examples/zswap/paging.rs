@@ -2,8 +2,8 @@
 //! mapping (a pager region, or an ordinary anonymous mapping swapped to the kernel's zram),
 //! are paged out, then touched back in a fixed random order ([`random_order`]) or a Zipf
 //! order ([`zipf_order`]); the first access of every page that had left memory is timed
-//! from the program's side ([`touch`]), the same way on both sides, and every page is
-//! checked afterwards ([`verify`]). The rows ([`Row`]) go into a table of their own and
+//! from the program's side ([`Mapping::touch`]), the same way on both sides, and every page is
+//! checked afterwards ([`Mapping::verify`]). The rows ([`Row`]) go into a table of their own and
 //! `--json`'s `paging` array.
 
 use std::io;
