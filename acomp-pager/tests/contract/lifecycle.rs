@@ -217,3 +217,63 @@ fn drop_readers_child() {
     println!("CHILD: still alive after the drop");
     std::process::exit(4);
 }
+
+const DROP_RECLAIMING: &str = "drop-reclaiming";
+const ROUNDS: u32 = 100;
+
+/// Regions dropped while the reclaimer pages them out (each written past the resident
+/// limit by four threads, faster than the reclaimer, then dropped at once), again and
+/// again: nothing crashes (a pager thread reading a page the drop made inaccessible would
+/// die of SIGSEGV, and the process with it), nothing hangs, and no page is left counted. The
+/// window it aims at is a few hundred nanoseconds: the drop without its wait for page-outs
+/// passes it too (TESTING.md). In a child process.
+#[test]
+fn regions_dropped_while_the_reclaimer_pages_them_out_crash_nothing() {
+    if common::is_child(DROP_RECLAIMING) {
+        return drop_reclaiming_child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "regions_dropped_while_the_reclaimer_pages_them_out_crash_nothing",
+    );
+    let end = common::run_child(&path, DROP_RECLAIMING, 240);
+    assert!(
+        end.stdout
+            .contains(&format!("CHILD: {ROUNDS} regions dropped")),
+        "the child did not get through its drops: {end:?}"
+    );
+    assert_eq!((end.code, end.signal), (Some(0), None), "{end:?}");
+}
+
+fn drop_reclaiming_child() {
+    const LIMIT: usize = 128;
+    const PAGES: usize = 8 * LIMIT;
+    let b = acomp_pager::Pager::builder(common::tier()).resident_limit((LIMIT * PAGE_SIZE) as u64);
+    let pager = common::build(b).expect("userfaultfd, as in the parent");
+    // Drops that found the regions over the limit: the reclaimer at work on them.
+    let mut behind = 0;
+    for round in 0..ROUNDS {
+        let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+        let mem = Mem::of(&region);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                s.spawn(move || {
+                    for p in (t..PAGES).step_by(4) {
+                        mem.write(p, &page(p, round));
+                    }
+                });
+            }
+        });
+        if pager.stats().resident_pages > LIMIT as u64 {
+            behind += 1;
+        }
+        drop(region);
+    }
+    let s = pager.stats();
+    assert_eq!((s.resident_pages, s.paged_out_pages), (0, 0), "{s:?}");
+    println!("CHILD: {ROUNDS} regions dropped, {behind} with the reclaimer behind");
+    std::process::exit(0);
+}
