@@ -152,6 +152,13 @@ impl Shared {
             }
             Acquired::Busy { zapped: false } => return self.defer(region, p, addr),
         };
+        if matches!(old, RESIDENT | CLEAN) && region.map.mapped(p * PAGE_SIZE) {
+            // A second message for a page another fault has mapped since (two threads
+            // reading it at once): nothing to do but wake this one's thread.
+            self.finish(region, p, old, old);
+            let _ = self.uffd.wake(addr, PAGE_SIZE);
+            return;
+        }
         let key = key(region.id, p);
         let mut new = RESIDENT;
         let mut from_tier = false;

@@ -75,9 +75,15 @@
 //!   kernel does not wait on a userfaultfd for them.
 //! - Messages: a fault that cannot be served, a panic caught, a userfaultfd call that
 //!   fails unexpectedly are each printed to stderr, a line each, prefixed `acomp-pager:`.
-//! - Dropping a region unmaps it and invalidates its pages in the tier. Threads waiting on
-//!   its faults are woken (the range is unregistered first); a thread that touches a region
-//!   while or after it is dropped gets what `munmap` gives: SIGSEGV.
+//! - Dropping a region first makes it inaccessible (`PROT_NONE`, once no pager thread is
+//!   reading its pages), then unregisters it, invalidates its pages in the tier and unmaps
+//!   it. A thread touching it while it is dropped either gets the page's bytes (its access
+//!   came before the range was made inaccessible) or SIGSEGV, never zeros or another
+//!   page's bytes; a thread waiting on one of its faults is woken and retries into SIGSEGV;
+//!   the kernel's own accesses get `EFAULT`. After the drop, an access is SIGSEGV until the
+//!   addresses are unmapped (with the last pager thread using the region, at once or soon
+//!   after), and then what any access to unmapped memory gives: SIGSEGV, or whatever a new
+//!   mapping at those addresses holds.
 //!
 //! # Fault latency
 //!

@@ -43,6 +43,13 @@ pub(crate) fn page_out_batch(
     for (i, o) in old[..count].iter_mut().enumerate() {
         *o = region.states.acquire_wait(start + i);
     }
+    if region.dying() {
+        // Being dropped (unregistered, or about to be): nothing to page out.
+        for (i, &o) in old[..count].iter().enumerate() {
+            shared.finish(region, start + i, o, o);
+        }
+        return (0, None);
+    }
     let mut action = [Action::Keep; BATCH];
     let mut refused = None;
     let mut mapped = [0u8; BATCH];

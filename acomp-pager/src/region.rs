@@ -22,8 +22,8 @@ const MAX_LEN: usize = 1 << 48;
 /// Anonymous memory served by a [`Pager`](crate::Pager): the program reads and writes it
 /// as plain memory through [`Region::as_ptr`]; [`Region::page_out`] (and the pager's
 /// reclaimer, with a resident limit) moves its pages into the tier, and a fault brings each
-/// back on its first access. `Send + Sync`. Dropping it unmaps it and drops its pages from
-/// the tier.
+/// back on its first access. `Send + Sync`. Dropping it makes it inaccessible (an access
+/// from then on is SIGSEGV), drops its pages from the tier and unmaps it.
 #[derive(Debug)]
 pub struct Region {
     inner: Arc<RegionInner>,
@@ -160,9 +160,26 @@ impl Drop for Region {
     fn drop(&mut self) {
         let shared = &self.owner.shared;
         let inner = &self.inner;
+        // Dying first: a page-out that holds one of its pages after this reads nothing.
         inner.dying.store(true, Ordering::Release);
-        // Unregistered first: threads waiting on its faults are woken, and no new fault
-        // reaches the handlers; then out of the list, then its pages out of the tier.
+        // Each page held and released once, as it is: a page-out (the reclaimer's) that
+        // began reading pages before the flag was set has released them, so that no pager
+        // thread reads the region's memory once it is inaccessible. Faults are still served.
+        for p in 0..inner.states.len() {
+            let s = inner.states.acquire_wait(p);
+            shared.finish(inner, p, s, s);
+        }
+        // Inaccessible before it is unregistered: unregistered, it would be plain anonymous
+        // memory, a paged-out page reading as zeros. From here any access is SIGSEGV, and a
+        // thread waiting on a fault, woken by the unregister or by a handler's mapping
+        // (which maps the page inaccessible), retries into SIGSEGV.
+        if let Err(e) = inner.map.make_inaccessible() {
+            eprintln!("acomp-pager: making a dropped region inaccessible failed: {e}");
+        }
+        // Unregistered: its waiting faults are woken, and none reaches the handlers any
+        // more; then out of the list, then its pages out of the tier. It is unmapped with
+        // the last reference to it (a handler may hold one while its mapping ioctl fails):
+        // until then no other mapping can take its addresses.
         let _ = shared.uffd.unregister(inner.addr(), inner.len);
         shared.regions.write().retain(|r| r.id != inner.id);
         for p in 0..inner.states.len() {

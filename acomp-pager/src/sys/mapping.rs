@@ -59,6 +59,25 @@ impl Mapping {
         Ok(())
     }
 
+    /// Makes the whole mapping inaccessible (`mprotect(PROT_NONE)`): from the call on, any
+    /// access to it, by any thread, is SIGSEGV (the kernel's own accesses, `EFAULT`), and a
+    /// thread woken from a fault in it retries into SIGSEGV. A page mapped into it later
+    /// (`UFFDIO_COPY` takes the mapping's protection) is inaccessible too. For a region's
+    /// drop, which first waits for every pager thread that could read its pages
+    /// ([`Mapping::read_page`]).
+    pub fn make_inaccessible(&self) -> io::Result<()> {
+        // SAFETY: the range is this whole mapping, alive as long as `self`; changing its
+        // protection changes no memory. Region memory is only ever reached through raw
+        // pointers, never a Rust reference, so no reference is left pointing at memory it
+        // cannot read; a raw access after this faults (SIGSEGV), which `read_page`'s callers
+        // rule out (see its SAFETY comment).
+        let rc = unsafe { libc::mprotect(self.addr as *mut _, self.len, libc::PROT_NONE) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Which of the pages of `[offset, offset + pages * PAGE_SIZE)` are mapped (`mincore`).
     pub fn resident(&self, offset: usize, pages: usize, out: &mut [u8]) -> io::Result<()> {
         assert!(out.len() >= pages && offset + pages * PAGE_SIZE <= self.len);
@@ -122,7 +141,11 @@ impl Mapping {
         // SAFETY:
         // - the source lies inside this live mapping, readable (checked by the caller with
         //   `readable_pages`; a program making it unreadable meanwhile faults this thread,
-        //   as the crate docs say);
+        //   as the crate docs say); a region's drop makes it PROT_NONE
+        //   (`make_inaccessible`) only after it has held and released every page once, its
+        //   `dying` flag set first: a page-out reads a page only while it holds it and after
+        //   seeing that flag clear, so every read has ended before the drop holds its page,
+        //   and none begins after;
         // - `out` is a distinct, exclusive page buffer;
         // - region memory is only ever reached through raw pointers in this crate, so no
         //   Rust reference aliases it.
