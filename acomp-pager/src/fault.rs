@@ -258,42 +258,34 @@ impl Shared {
                     self.tier.invalidate(key(region.id, p));
                     add(&self.counters.write_protect_faults, 1);
                 }
-                // Unprotecting wakes the writer (the counters moved first, as a missing
-                // fault's).
-                self.counters.moved(old, RESIDENT);
-                let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
-                self.finish_counted(region, p, RESIDENT);
-                if let Err(e) = unprotected {
-                    // EAGAIN: a remove event not read yet; the writer faults again, and is
-                    // served once it is (nothing to say).
-                    if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
-                        eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
-                    }
-                    let _ = self.uffd.wake(addr, PAGE_SIZE);
-                }
+                self.unprotect(region, p, addr, old);
             }
             // The program's MADV_FREE: its remove event made the page UNTOUCHED (its copy
             // dropped), but the kernel leaves the page mapped, write-protected if it was
             // clean, until it reclaims it, and a write keeps it. Unprotected, or the write
             // would fault forever.
-            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => {
-                self.counters.moved(old, RESIDENT);
-                let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
-                self.finish_counted(region, p, RESIDENT);
-                if let Err(e) = unprotected {
-                    // EAGAIN: a remove event not read yet; the writer faults again, and is
-                    // served once it is (nothing to say).
-                    if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
-                        eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
-                    }
-                    let _ = self.uffd.wake(addr, PAGE_SIZE);
-                }
-            }
+            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => self.unprotect(region, p, addr, old),
             // Paged out or dropped since the fault was raised: the thread retries.
             _ => {
                 self.finish(region, p, old, old);
                 let _ = self.uffd.wake(addr, PAGE_SIZE);
             }
+        }
+    }
+
+    /// Makes the held page `p` (at `addr`, now `old`) writable and resident, the unprotect
+    /// waking the writer (the counters moved first, as a missing fault's).
+    fn unprotect(&self, region: &RegionInner, p: usize, addr: usize, old: u8) {
+        self.counters.moved(old, RESIDENT);
+        let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
+        self.finish_counted(region, p, RESIDENT);
+        if let Err(e) = unprotected {
+            // EAGAIN: a remove event not read yet; the writer faults again, and is served
+            // once it is (nothing to say).
+            if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
+                eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
+            }
+            let _ = self.uffd.wake(addr, PAGE_SIZE);
         }
     }
 

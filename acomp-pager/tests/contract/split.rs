@@ -22,6 +22,15 @@ fn range(mem: &Mem, f: impl Fn(*mut libc::c_void, usize) -> libc::c_int) -> io::
     }
 }
 
+/// Makes the changed part readable and writable again, as the region was mapped.
+fn writable(mem: &Mem) {
+    // SAFETY: mprotect over pages of the region.
+    range(mem, |a, l| unsafe {
+        libc::mprotect(a, l, libc::PROT_READ | libc::PROT_WRITE)
+    })
+    .unwrap();
+}
+
 /// Writes every page, splits the region with `split`, pages it all out, and checks every
 /// page; `stay` pages (those of the split) may not leave memory.
 fn page_out_across(what: &'static str, split: impl Fn(&Mem) -> io::Result<()>, stay: usize) {
@@ -52,11 +61,7 @@ fn page_out_across(what: &'static str, split: impl Fn(&Mem) -> io::Result<()>, s
     // Written again (the part made writable again where it was not) and paged out again:
     // the new bytes, and the program's own MADV_DONTNEED over the whole region after it
     // reads zeros everywhere.
-    // SAFETY: mprotect over pages of the region, as they were mapped.
-    range(&mem, |a, l| unsafe {
-        libc::mprotect(a, l, libc::PROT_READ | libc::PROT_WRITE)
-    })
-    .unwrap();
+    writable(&mem);
     for p in 0..PAGES {
         mem.write(p, &page(p, 2));
     }
@@ -127,11 +132,7 @@ fn unreadable_pages_stay_and_the_rest_go() {
     })
     .unwrap();
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES - N);
-    // SAFETY: as above.
-    range(&mem, |a, l| unsafe {
-        libc::mprotect(a, l, libc::PROT_READ | libc::PROT_WRITE)
-    })
-    .unwrap();
+    writable(&mem);
     for p in 0..PAGES {
         mem.check(p, &page(p, 1), "after a page-out over PROT_NONE pages");
     }
