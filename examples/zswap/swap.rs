@@ -9,7 +9,7 @@
 use std::ffi::CString;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::time::Instant;
 
@@ -125,46 +125,38 @@ fn dev_path(id: u32) -> String {
     format!("/dev/zram{id}")
 }
 
-fn attr(id: u32, name: &str) -> PathBuf {
-    PathBuf::from(format!("/sys/block/zram{id}/{name}"))
-}
-
-/// swapoff (where on), reset and hot_remove of device `id`, each error printed.
+/// swapoff (where on), then reset and hot_remove of device `id`, each error printed.
 fn remove(id: u32, swapped_on: bool) {
     if swapped_on {
-        let path = CString::new(dev_path(id)).expect("no NUL in a device path");
-        // SAFETY: `path` is a NUL-terminated string that outlives the call.
-        if unsafe { libc::swapoff(path.as_ptr()) } != 0 {
-            let e = std::io::Error::last_os_error();
-            eprintln!("zram swap: swapoff {}: {e}", dev_path(id));
-        }
+        swapoff(id);
     }
-    if let Err(e) = std::fs::write(attr(id, "reset"), "1") {
-        eprintln!("zram swap: resetting {}: {e}", dev_path(id));
-    }
-    if let Err(e) = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string()) {
-        eprintln!("zram swap: removing {}: {e}", dev_path(id));
+    zram::remove_device(id);
+}
+
+fn swapoff(id: u32) {
+    let path = CString::new(dev_path(id)).expect("no NUL in a device path");
+    // SAFETY: `path` is a NUL-terminated string that outlives the call.
+    if unsafe { libc::swapoff(path.as_ptr()) } != 0 {
+        let e = std::io::Error::last_os_error();
+        eprintln!("zram swap: swapoff {}: {e}", dev_path(id));
     }
 }
 
-/// A zram device of our own used as swap: turned off, reset and removed when dropped.
+/// A zram device of our own used as swap: turned off, then reset and removed (the device's
+/// own drop) when dropped.
 #[derive(Debug)]
 struct SwapDevice {
-    id: u32,
+    dev: zram::Device,
 }
 
 impl SwapDevice {
     /// A new device with `algorithm`, room for `pages` pages, swapped on.
     fn create(sysfs: &Path, algorithm: &str, pages: u64) -> Result<SwapDevice, String> {
-        let hot_add = sysfs.join("class/zram-control/hot_add");
-        let text =
-            std::fs::read_to_string(&hot_add).map_err(|e| format!("{}: {e}", hot_add.display()))?;
-        let id: u32 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("{}: gave {text:?}", hot_add.display()))?;
+        let dev = SwapDevice {
+            dev: zram::Device::create(sysfs)?,
+        };
+        let id = dev.dev.id();
         ACTIVE.store(id + 1, SeqCst);
-        let dev = SwapDevice { id };
         let offered = zram::parse_algorithms(&dev.read("comp_algorithm")?);
         if !offered.iter().any(|o| o == algorithm) {
             return Err(format!(
@@ -208,17 +200,11 @@ impl SwapDevice {
     }
 
     fn read(&self, name: &str) -> Result<String, String> {
-        std::fs::read_to_string(attr(self.id, name))
-            .map_err(|e| format!("{}: {e}", attr(self.id, name).display()))
+        self.dev.read(name)
     }
 
     fn write(&self, name: &str, value: &str) -> Result<(), String> {
-        std::fs::write(attr(self.id, name), value).map_err(|e| {
-            format!(
-                "writing {value:?} to {}: {e}",
-                attr(self.id, name).display()
-            )
-        })
+        self.dev.write(name, value)
     }
 
     fn mm_stat(&self) -> Result<zram::MmStat, String> {
@@ -229,8 +215,11 @@ impl SwapDevice {
 
 impl Drop for SwapDevice {
     fn drop(&mut self) {
-        remove(self.id, SWAPPED_ON.swap(false, SeqCst));
+        if SWAPPED_ON.swap(false, SeqCst) {
+            swapoff(self.dev.id());
+        }
         ACTIVE.store(0, SeqCst);
+        // Then `dev`'s own drop resets and removes it.
     }
 }
 

@@ -113,7 +113,7 @@ pub fn handle_ctrl_c() -> Result<(), ctrlc::Error> {
         if active == 0 || INTERRUPTED.swap(true, SeqCst) {
             if active != 0 {
                 // A second Ctrl-C: clean up from here and go.
-                Device { id: active - 1 }.remove();
+                remove_device(active - 1);
             }
             std::process::exit(130);
         }
@@ -121,14 +121,25 @@ pub fn handle_ctrl_c() -> Result<(), ctrlc::Error> {
     })
 }
 
-/// A zram device of our own, reset and removed when dropped.
+/// A zram device of our own, reset and removed when dropped (`swap.rs` swaps on one too).
 #[derive(Debug)]
-struct Device {
+pub(crate) struct Device {
     id: u32,
 }
 
+/// Resets and removes device `id` (`hot_remove`), each error printed.
+pub(crate) fn remove_device(id: u32) {
+    if let Err(e) = std::fs::write(format!("/sys/block/zram{id}/reset"), "1") {
+        eprintln!("zram: resetting /dev/zram{id}: {e}");
+    }
+    if let Err(e) = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string()) {
+        eprintln!("zram: removing /dev/zram{id}: {e}");
+    }
+}
+
 impl Device {
-    fn create(sysfs: &Path) -> Result<Device, String> {
+    /// A new device (`hot_add` under `sysfs`), not yet configured.
+    pub(crate) fn create(sysfs: &Path) -> Result<Device, String> {
         let hot_add = sysfs.join("class/zram-control/hot_add");
         let text =
             std::fs::read_to_string(&hot_add).map_err(|e| format!("{}: {e}", hot_add.display()))?;
@@ -140,33 +151,31 @@ impl Device {
         Ok(Device { id })
     }
 
+    /// The device's number: `/dev/zramN`.
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
     fn attr(&self, name: &str) -> PathBuf {
         PathBuf::from(format!("/sys/block/zram{}/{name}", self.id))
     }
 
-    fn read(&self, name: &str) -> Result<String, String> {
+    /// The device's sysfs attribute `name`.
+    pub(crate) fn read(&self, name: &str) -> Result<String, String> {
         std::fs::read_to_string(self.attr(name))
             .map_err(|e| format!("{}: {e}", self.attr(name).display()))
     }
 
-    fn write(&self, name: &str, value: &str) -> Result<(), String> {
+    /// Writes `value` to the device's sysfs attribute `name`.
+    pub(crate) fn write(&self, name: &str, value: &str) -> Result<(), String> {
         std::fs::write(self.attr(name), value)
             .map_err(|e| format!("writing {value:?} to {}: {e}", self.attr(name).display()))
-    }
-
-    fn remove(&self) {
-        if let Err(e) = self.write("reset", "1") {
-            eprintln!("zram: {e}");
-        }
-        if let Err(e) = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string()) {
-            eprintln!("zram: removing /dev/zram{}: {e}", self.id);
-        }
     }
 }
 
 impl Drop for Device {
     fn drop(&mut self) {
-        self.remove();
+        remove_device(self.id);
         ACTIVE.store(0, SeqCst);
     }
 }
