@@ -9,6 +9,9 @@
 //! `cargo bench -p acomp-pager --bench fault`; the kernel's own swap-in, beside zram, is
 //! the main job's (`--pager --vs-zram`: it needs root).
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,13 +41,7 @@ fn fill(region: &Region, pages: usize) {
 
 fn order(pages: usize) -> Vec<usize> {
     let mut o: Vec<usize> = (0..pages).collect();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for i in (1..pages).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        o.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    o.shuffle(&mut StdRng::seed_from_u64(1));
     o
 }
 

@@ -4,6 +4,9 @@
 //!
 //! `cargo run --release -p acomp-pager --example fault_latency -- [FILE] [PASSES]`
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -40,13 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: the region is `pages` pages, readable and writable, alive until the end.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, n) };
     let mut order: Vec<usize> = (0..pages).collect();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for i in (1..pages).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        order.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    order.shuffle(&mut StdRng::seed_from_u64(1));
     for pass in 0..passes {
         let start = Instant::now();
         let moved = region.page_out(0, pages * PAGE_SIZE)?;

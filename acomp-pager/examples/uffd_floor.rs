@@ -7,6 +7,9 @@
 //! `cargo run --release -p acomp-pager --example uffd_floor -- [PAGES]`
 #![allow(unsafe_code)]
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -140,13 +143,7 @@ fn uffd_run(mode: &str, pages: usize, order: &[usize]) -> (f64, f64) {
 fn main() {
     let pages: usize = std::env::args().nth(1).map_or(4096, |s| s.parse().unwrap());
     let mut order: Vec<usize> = (0..pages).collect();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for i in (1..pages).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        order.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    order.shuffle(&mut StdRng::seed_from_u64(1));
     let (p50, p99) = touch(map(pages), &order);
     println!("kernel zero page    p50 {p50:6.2} us p99 {p99:6.2} us");
     let modes: Vec<String> = std::env::args().skip(2).collect();
