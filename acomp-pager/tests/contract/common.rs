@@ -104,6 +104,16 @@ pub fn mix(mut x: u64) -> u64 {
 
 pub const ZEROS: Page = [0; PAGE_SIZE];
 
+/// A region of `pages` pages of `pager`, each written with [`page`]`(p, 1)`.
+pub fn written(pager: &Pager, pages: usize) -> (Region, Mem) {
+    let region = pager.region(pages * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..pages {
+        mem.write(p, &page(p, 1));
+    }
+    (region, mem)
+}
+
 /// A region's memory by address, for threads (a raw pointer is not `Send`).
 #[derive(Clone, Copy, Debug)]
 pub struct Mem {

@@ -1,10 +1,9 @@
 //! Faults are served with their own page's bytes, from many threads at once, on distinct
 //! and on the same pages.
 
-use acomp_pager::PAGE_SIZE;
 use rand::seq::SliceRandom;
 
-use crate::common::{self, Mem, page};
+use crate::common::{self, page};
 
 #[test]
 fn concurrent_faults_are_each_served_their_own_page() {
@@ -14,11 +13,7 @@ fn concurrent_faults_are_each_served_their_own_page() {
     };
     const PAGES: usize = 128;
     const THREADS: usize = 6;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     let read_all = |overlap: bool, generation: u32| {
         std::thread::scope(|s| {
             for t in 0..THREADS {

@@ -3,7 +3,7 @@
 
 use acomp_pager::PAGE_SIZE;
 
-use crate::common::{self, Mem, page};
+use crate::common::{self, page};
 
 #[test]
 fn a_forked_child_touching_a_region_gets_sigsegv_and_the_parent_goes_on() {
@@ -12,11 +12,7 @@ fn a_forked_child_touching_a_region_gets_sigsegv_and_the_parent_goes_on() {
         return;
     };
     const PAGES: usize = 8;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     // Pages 0-3 paged out, 4-7 resident.
     assert_eq!(region.page_out(0, 4 * PAGE_SIZE).unwrap(), 4);
     for (p, write) in [(0, false), (6, false), (1, true), (7, true)] {

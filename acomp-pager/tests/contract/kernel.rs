@@ -16,11 +16,7 @@ fn syscalls_read_and_write_paged_out_pages() {
         return;
     };
     const PAGES: usize = 8;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     let before = pager.stats().swap_ins;
 

@@ -16,11 +16,7 @@ fn a_dropped_region_leaves_nothing_in_the_tier() {
     };
     let tier = pager.tier().clone();
     const PAGES: usize = 24;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, 16 * PAGE_SIZE).unwrap(), 16);
     for p in 8..16 {
         mem.check(p, &page(p, 1), "read back");
@@ -90,11 +86,7 @@ fn dropping_a_region_with_faults_in_flight_ends_in_sigsegv_not_a_hang() {
 fn drop_in_flight_child() {
     let pager = common::pager(common::tier()).expect("userfaultfd, as in the parent");
     const PAGES: usize = 256;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     region.page_out(0, region.len()).unwrap();
     let touched = Arc::new(AtomicU64::new(0));
     for t in 0..4 {
@@ -176,11 +168,7 @@ fn wrong(p: usize, got: u64) -> ! {
 fn drop_readers_child() {
     let pager = common::pager(common::tier_of(256 << 20)).expect("userfaultfd, as in the parent");
     const PAGES: usize = 32768;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     let read = Arc::new(AtomicU64::new(0));
     // Two readers, from the first page and from the middle, each reading the first word

@@ -1,9 +1,7 @@
 //! `mprotect`: a region made read-only still has its faults served and its pages paged
 //! out; made writable again, writes work.
 
-use acomp_pager::PAGE_SIZE;
-
-use crate::common::{self, Mem, page};
+use crate::common::{self, page};
 
 #[test]
 fn a_read_only_region_faults_in_exact_pages_and_is_writable_again() {
@@ -12,11 +10,7 @@ fn a_read_only_region_faults_in_exact_pages_and_is_writable_again() {
         return;
     };
     const PAGES: usize = 16;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     mem.protect(libc::PROT_READ).unwrap();
     for p in 0..PAGES {

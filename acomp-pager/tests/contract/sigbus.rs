@@ -9,7 +9,7 @@ use acomp::Acomp;
 use acomp_pager::PAGE_SIZE;
 use acomp_zswap::Zswap;
 
-use crate::common::{self, FailingReads, Mem, key, page};
+use crate::common::{self, FailingReads, key, page};
 
 const ROLE: &str = "sigbus";
 
@@ -86,11 +86,7 @@ fn child() {
     );
     let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
     const PAGES: usize = 8;
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     // The coldest entry, the first stored, goes to the device.
     assert_eq!(tier.writeback(1).unwrap(), 1);

@@ -38,11 +38,7 @@ fn page_out_across(what: &'static str, split: impl Fn(&Mem) -> io::Result<()>, s
     let Some(pager) = common::pager(common::tier()) else {
         return;
     };
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     split(&mem).unwrap();
     assert_eq!(
         region.page_out(0, region.len()).unwrap(),
@@ -121,11 +117,7 @@ fn unreadable_pages_stay_and_the_rest_go() {
     let Some(pager) = common::pager(common::tier()) else {
         return;
     };
-    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
-    let mem = Mem::of(&region);
-    for p in 0..PAGES {
-        mem.write(p, &page(p, 1));
-    }
+    let (region, mem) = common::written(&pager, PAGES);
     // SAFETY: mprotect over pages of the region, made readable again before they are read.
     range(&mem, |a, l| unsafe {
         libc::mprotect(a, l, libc::PROT_NONE)
