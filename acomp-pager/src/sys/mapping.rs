@@ -106,10 +106,10 @@ impl Mapping {
     /// readable (the program made it `PROT_NONE`). One byte of each page goes through a
     /// pipe of the thread's (`writev`, then a `read` to drain it): the kernel checks each
     /// as it copies, and an unreadable one fails the write with `EFAULT` rather than
-    /// faulting this thread; no page is pinned (measured on this project's machine, 32
-    /// pages a call: 0.07 µs a page, where reading the pages with `process_vm_readv` cost
-    /// 0.8 µs a page more than a copy, a tenth of a page-out). A page the program makes
-    /// unreadable after the check faults the reading thread, as it would any reader.
+    /// faulting this thread. Two calls a batch and no page pinned, where reading the pages
+    /// through the kernel (`process_vm_readv`) would pin and copy each one. A page the
+    /// program makes unreadable after the check faults the reading thread, as it would
+    /// any reader.
     pub fn readable_pages(&self, offsets: &[usize]) -> usize {
         let n = offsets.len().min(libc::UIO_MAXIOV as usize);
         if n == 0 {
