@@ -8,7 +8,6 @@ use parking_lot::Mutex;
 
 use crate::PAGE_SIZE;
 use crate::device::SwapDevice;
-use crate::lru::Lru;
 use crate::outcome::BuildError;
 use crate::pool::Pool;
 use crate::stats::Counters;
@@ -130,7 +129,7 @@ impl Builder {
             tfm: self.tfm,
             pool: Pool::new(Some(max_pages)),
             tree: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            lru: Lru::default(),
+            entries: Default::default(),
             device: self.device,
             max_pages,
             accept_pages,

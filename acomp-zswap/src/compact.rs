@@ -18,7 +18,7 @@ impl Zswap {
             let Some(entry) = self.lookup(offset) else {
                 continue;
             };
-            let mut state = entry.state.write();
+            let mut state = entry.write();
             let done = match &mut *state {
                 State::Pool { handle, length, .. } => {
                     handle.place() == place && self.pool.migrate(handle, *length as usize)

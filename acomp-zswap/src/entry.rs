@@ -1,9 +1,11 @@
 //! One offset's entry (`struct zswap_entry`): where its page is ([`State`]), the marks
-//! the LRU, recompression and clean copies keep on it, and a folio's frame that the entries
-//! of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
+//! the LRU, recompression and clean copies keep on it, its slot's generation and links,
+//! and a folio's frame that the entries of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
 //! describes itself with, nothing of the tier.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
+};
 
 use parking_lot::RwLock;
 
@@ -33,34 +35,62 @@ pub(crate) enum State {
     Dead,
 }
 
-/// One offset's entry (`struct zswap_entry`). Its lock guards the object: nothing reads
-/// the object without holding it, nothing frees it without holding it for writing.
+/// One offset's entry (`struct zswap_entry`), a slot of the tier's slab (`slab.rs`): reached
+/// only through an [`EntryRef`](crate::slab::EntryRef), which checks the slot's generation
+/// under its lock. Its lock guards the object: nothing reads the object without holding it,
+/// nothing frees it without holding it for writing.
 pub(crate) struct Entry {
-    pub(crate) state: RwLock<State>,
+    /// The state; only `slab.rs` touches it, through a handle's generation check.
+    pub(crate) lock: RwLock<State>,
+    /// Bumped when the slot is freed, under its lock held for writing and the lists' lock:
+    /// a handle of an older generation finds the slot dead.
+    pub(crate) generation: AtomicU32,
+    /// Its offset, while the slot is an entry (set when the slot is taken).
+    pub(crate) offset: AtomicU64,
+    /// Its place in the lists (`lru.rs`), changed only under the lists' lock.
+    pub(crate) links: Links,
     /// Loaded since the shrinker last passed it over (zswap's `entry->referenced`).
     pub(crate) referenced: AtomicBool,
-    /// Its sequence number in the LRU, 0 when out of it (changed under the LRU's lock).
-    pub(crate) lru: AtomicU64,
     /// zram's idle mark and whether recompression was tried since the store.
     pub(crate) idle: IdleMark,
     /// A clean copy ([`crate::Zswap::load_clean`]): set under the entry's lock held for
     /// reading or writing, cleared and acted on only under it held for writing.
     pub(crate) clean: AtomicBool,
-    /// Its offset, so that the shrinker can drop a clean copy it took from the LRU.
-    pub(crate) offset: u64,
+}
+
+/// A slot's links in one of the lists of `lru.rs` (the LRU, the clean copies, the free
+/// slots): the slots before and after it, and which list, all changed only under the
+/// lists' lock.
+#[derive(Debug, Default)]
+pub(crate) struct Links {
+    pub(crate) prev: AtomicU32,
+    pub(crate) next: AtomicU32,
+    /// 0 out of every list; else `lru.rs`'s list number.
+    pub(crate) list: AtomicU8,
 }
 
 impl Entry {
-    /// A new entry at `offset`: not referenced, out of the LRU, not idle, not clean.
+    /// A new entry at `offset`: not referenced, out of the lists, not idle, not clean.
     pub(crate) fn new(offset: u64, state: State) -> Self {
         Entry {
-            state: RwLock::new(state),
+            lock: RwLock::new(state),
+            generation: AtomicU32::new(0),
+            offset: AtomicU64::new(offset),
+            links: Links::default(),
             referenced: AtomicBool::new(false),
-            lru: AtomicU64::new(0),
             idle: IdleMark::default(),
             clean: AtomicBool::new(false),
-            offset,
         }
+    }
+
+    /// Makes a free slot the entry of `offset`, its marks clear; the caller holds its lock
+    /// for writing and `state` is the new state.
+    pub(crate) fn reset(&self, offset: u64) {
+        self.offset.store(offset, Relaxed);
+        self.referenced.store(false, Relaxed);
+        self.idle.idle.store(false, Relaxed);
+        self.idle.tried.store(false, Relaxed);
+        self.clean.store(false, Relaxed);
     }
 }
 

@@ -26,12 +26,13 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use acomp::{Codec, Segment};
 use parking_lot::RwLock;
 
-use crate::entry::{Entry, Folio, FrameTag, State};
+use crate::entry::{Folio, FrameTag, State};
 use crate::filled::same_filled_word;
 use crate::outcome::{
     FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError, StoreKind,
 };
 use crate::pool::Handle;
+use crate::slab::EntryRef;
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
@@ -210,11 +211,11 @@ impl Zswap {
     pub fn load_folio(&self, offset: u64, pages: &mut [Page]) -> Result<(), LoadError> {
         let n = pages.len();
         if n > 1 && offset.checked_add(n as u64 - 1).is_some() {
-            let entries: Option<Vec<Arc<Entry>>> =
+            let entries: Option<Vec<EntryRef<'_>>> =
                 (0..n as u64).map(|k| self.lookup(offset + k)).collect();
             if let Some(entries) = entries {
                 // Locked in offset order, for reading only: no writer holds two.
-                let guards: Vec<_> = entries.iter().map(|e| e.state.read()).collect();
+                let guards: Vec<_> = entries.iter().map(|e| e.read()).collect();
                 let whole = match &*guards[0] {
                     State::Folio { folio, index: 0 } if folio.pages == n => {
                         guards.iter().enumerate().all(|(k, g)| {
@@ -247,7 +248,7 @@ impl Zswap {
     /// The folio whose frame serves `offset` now, if one does.
     pub fn folio(&self, offset: u64) -> Option<FolioInfo> {
         let e = self.lookup(offset)?;
-        match &*e.state.read() {
+        match &*e.read() {
             State::Folio { folio, .. } => Some(folio.info()),
             _ => None,
         }
@@ -267,7 +268,7 @@ impl Zswap {
     pub fn read_folio(&self, offset: u64, out: &mut [Page]) -> Result<FolioInfo, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
-            let state = entry.state.read();
+            let state = entry.read();
             let folio = match &*state {
                 State::Dead => continue,
                 State::Folio { folio, .. } => folio,

@@ -18,7 +18,7 @@ impl Zswap {
     /// What `offset` holds now, if anything.
     pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
         let e = self.lookup(offset)?;
-        let info = match &*e.state.read() {
+        let info = match &*e.read() {
             State::Pool {
                 incompressible: true,
                 ..
@@ -45,7 +45,7 @@ impl Zswap {
     /// Whether the page at `offset` is on the device now.
     pub fn on_device(&self, offset: u64) -> bool {
         self.lookup(offset)
-            .is_some_and(|e| matches!(*e.state.read(), State::Device { .. }))
+            .is_some_and(|e| matches!(*e.read(), State::Device { .. }))
     }
 
     /// A snapshot of the counters.
@@ -94,7 +94,7 @@ impl Zswap {
     /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
     /// backing pages).
     pub fn straddles(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| match &*e.state.read() {
+        self.lookup(offset).is_some_and(|e| match &*e.read() {
             State::Pool {
                 handle,
                 length,
@@ -109,7 +109,7 @@ impl Zswap {
     pub fn is_recompressed(&self, offset: u64) -> bool {
         self.lookup(offset).is_some_and(|e| {
             matches!(
-                *e.state.read(),
+                *e.read(),
                 State::Pool {
                     codec: FrameTag::Recompressed,
                     ..
@@ -120,7 +120,7 @@ impl Zswap {
 
     /// Pool entries in the LRU now (those the shrinker may write back).
     pub fn lru_len(&self) -> usize {
-        self.lru.len()
+        self.entries.lru_len()
     }
 
     /// The pool's own counters (backing pages cached, straddled reads).

@@ -174,6 +174,7 @@ pub mod pool;
 mod pool;
 mod recompress;
 mod shrink;
+mod slab;
 mod stats;
 mod store;
 mod sys;

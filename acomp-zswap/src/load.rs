@@ -5,7 +5,6 @@
 //! copies ([`Zswap::load_clean`]) are loads too.
 
 use std::io::IoSliceMut;
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use acomp::Acomp;
@@ -95,14 +94,14 @@ impl Zswap {
             let Some(entry) = self.lookup(offset) else {
                 return false;
             };
-            let state = entry.state.write();
+            let state = entry.write();
             if matches!(*state, State::Dead) {
                 // Dropped, invalidated or replaced since the lookup: look again.
                 continue;
             }
             if entry.clean.swap(false, Relaxed) {
                 dec(&self.counters.clean_pages);
-                self.lru.follow_mark(&entry);
+                self.entries.follow_mark(&entry);
             }
             return true;
         }
@@ -120,7 +119,7 @@ impl Zswap {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             #[cfg(feature = "test-hooks")]
             crate::hooks::run_after_lookup(offset);
-            let state = entry.state.read();
+            let state = entry.read();
             if matches!(*state, State::Dead) {
                 // Replaced or invalidated since the lookup: look again.
                 continue;
@@ -133,7 +132,7 @@ impl Zswap {
             let kind = self.read(&state, page)?;
             if !entry.clean.swap(true, Relaxed) {
                 inc(&self.counters.clean_pages);
-                self.lru.follow_mark(&entry);
+                self.entries.follow_mark(&entry);
             }
             return Ok(kind);
         }
@@ -157,13 +156,13 @@ impl Zswap {
     pub fn take_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
-            let mut state = entry.state.write();
+            let mut state = entry.write();
             if matches!(*state, State::Dead) {
                 continue;
             }
             let kind = self.read(&state, page)?;
             let mut shard = self.shard(offset).lock();
-            if shard.get(&offset).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+            if shard.get(&offset) == Some(&entry.key()) {
                 shard.remove(&offset);
                 drop(shard);
                 self.release(&mut state, &entry);

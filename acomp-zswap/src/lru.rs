@@ -1,130 +1,191 @@
-//! The LRU of pool entries (zswap's `list_lru`, with `shrink_memcg_cb`'s second chance),
-//! beside the list of clean copies ([`crate::Zswap::load_clean`]) that the shrinker
-//! (`shrink.rs`) drops first.
+//! The lists of the entries' slots (`slab.rs`), intrusive in the slots themselves: the LRU
+//! of pool entries (zswap's `list_lru`), the clean copies ([`crate::Zswap::load_clean`])
+//! that the shrinker (`shrink.rs`) drops first, and the free slots. The LRU and the clean
+//! list are doubly linked through each slot's [`Links`](crate::entry::Links) by slot
+//! number, so that putting an entry in or taking it out costs O(1) and allocates nothing;
+//! the free slots are a stack. A leaf over the slots: the slab holds the one lock they are
+//! all changed under.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-
-use parking_lot::Mutex;
 
 use crate::entry::Entry;
 
-/// The bit of an entry's sequence number that says it is in the clean list.
-const CLEAN: u64 = 1 << 63;
+/// No slot: the end of a list.
+const NIL: u32 = u32::MAX;
 
-/// Entries in the pool, coldest first: keyed by a sequence number given at insertion, so that
-/// an entry is removed by its number without a search. Each entry records its number
-/// (`Entry::lru`, 0 when out of both lists, [`CLEAN`] set when in the clean list), changed
-/// only under this lock. An entry marked clean (`Entry::clean`) goes to the clean list,
-/// oldest first, which the writeback's [`Lru::isolate`] never sees.
-#[derive(Default)]
-pub(crate) struct Lru {
-    inner: Mutex<Inner>,
+/// The slots of the tier, by number.
+pub(crate) type Slots = boxcar::Vec<Entry>;
+
+/// One of the two linked lists, as `Links::list` records it (0 is neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    /// Pool entries, coldest first: the writeback's.
+    Lru = 1,
+    /// Clean copies, oldest first: dropped at the budget, never written back.
+    Clean = 2,
 }
 
-#[derive(Default)]
-struct Inner {
-    list: BTreeMap<u64, Arc<Entry>>,
-    clean: BTreeMap<u64, Arc<Entry>>,
-    next: u64,
-}
-
-impl Inner {
-    /// Puts `e` at the young end of its list: the clean list where it is marked clean.
-    fn push(&mut self, e: Arc<Entry>) {
-        self.next += 1;
+impl Which {
+    /// The list an entry's clean mark names.
+    pub(crate) fn of(e: &Entry) -> Which {
         if e.clean.load(Relaxed) {
-            e.lru.store(self.next | CLEAN, Relaxed);
-            self.clean.insert(self.next, e);
+            Which::Clean
         } else {
-            e.lru.store(self.next, Relaxed);
-            self.list.insert(self.next, e);
-        }
-    }
-
-    /// Takes `e` out of its list, if it is in one; returns it.
-    fn remove(&mut self, e: &Entry) -> Option<Arc<Entry>> {
-        match e.lru.swap(0, Relaxed) {
-            0 => None,
-            seq if seq & CLEAN != 0 => self.clean.remove(&(seq & !CLEAN)),
-            seq => self.list.remove(&seq),
+            Which::Lru
         }
     }
 }
 
-impl Lru {
-    /// Puts `e` at the hot end (of the clean list where it is marked clean).
-    pub(crate) fn push(&self, e: &Arc<Entry>) {
-        self.inner.lock().push(Arc::clone(e));
-    }
+/// A doubly linked list of slots: the coldest at `head`.
+#[derive(Debug)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
 
-    /// Puts every entry of `es` at the hot end, in order, under one hold of the lock.
-    pub(crate) fn push_all(&self, es: Vec<Arc<Entry>>) {
-        if es.is_empty() {
-            return;
-        }
-        let mut inner = self.inner.lock();
-        es.into_iter().for_each(|e| inner.push(e));
-    }
-
-    /// Takes `e` out, if it is in.
-    pub(crate) fn remove(&self, e: &Entry) {
-        self.inner.lock().remove(e);
-    }
-
-    /// Moves `e` to the list its clean mark (changed by the caller before) names, where it
-    /// is in the other one: entries out of both lists (isolated, or not in the pool) stay
-    /// out, and whoever isolated them pushes them back by their mark.
-    pub(crate) fn follow_mark(&self, e: &Entry) {
-        let mut inner = self.inner.lock();
-        let seq = e.lru.load(Relaxed);
-        if seq != 0 && (seq & CLEAN != 0) != e.clean.load(Relaxed) {
-            if let Some(e) = inner.remove(e) {
-                inner.push(e);
-            }
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
         }
     }
+}
 
-    /// Up to `n` entries from the cold end, taken out of the list: zswap's second chance,
-    /// an entry loaded since it was last passed over has its mark cleared and goes to the hot
-    /// end instead (each entry at most once per call, so the call ends).
-    pub(crate) fn isolate(&self, n: usize) -> Vec<Arc<Entry>> {
-        let mut inner = self.inner.lock();
-        let mut rotations = inner.list.len();
-        let mut out = Vec::with_capacity(n.min(inner.list.len()));
-        while out.len() < n {
-            let Some((_, e)) = inner.list.pop_first() else {
-                break;
-            };
-            if rotations > 0 && e.referenced.swap(false, Relaxed) {
-                rotations -= 1;
-                inner.push(e);
-                continue;
-            }
-            e.lru.store(0, Relaxed);
-            out.push(e);
+/// The LRU, the clean list and the free slots.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    lru: List,
+    clean: List,
+    free: Vec<u32>,
+}
+
+fn at(slots: &Slots, i: u32) -> &Entry {
+    &slots[i as usize]
+}
+
+impl Lists {
+    fn list(&mut self, which: Which) -> &mut List {
+        match which {
+            Which::Lru => &mut self.lru,
+            Which::Clean => &mut self.clean,
         }
-        out
     }
 
-    /// Up to `n` clean copies, oldest first, taken out of the clean list.
-    pub(crate) fn isolate_clean(&self, n: usize) -> Vec<Arc<Entry>> {
-        let mut inner = self.inner.lock();
-        let mut out = Vec::with_capacity(n.min(inner.clean.len()));
-        while out.len() < n {
-            let Some((_, e)) = inner.clean.pop_first() else {
-                break;
-            };
-            e.lru.store(0, Relaxed);
-            out.push(e);
+    /// Puts slot `i` at the young end of `which`, out of the list it was in.
+    pub(crate) fn push(&mut self, slots: &Slots, i: u32, which: Which) {
+        self.unlink(slots, i);
+        let links = &at(slots, i).links;
+        let list = self.list(which);
+        links.prev.store(list.tail, Relaxed);
+        links.next.store(NIL, Relaxed);
+        match list.tail {
+            NIL => list.head = i,
+            t => at(slots, t).links.next.store(i, Relaxed),
         }
-        out
+        list.tail = i;
+        list.len += 1;
+        links.list.store(which as u8, Relaxed);
     }
 
-    /// Entries in the list (not counting clean copies).
-    #[cfg(feature = "inspect")]
-    pub(crate) fn len(&self) -> usize {
-        self.inner.lock().list.len()
+    /// Takes slot `i` out of its list, if it is in one; returns which.
+    pub(crate) fn unlink(&mut self, slots: &Slots, i: u32) -> Option<Which> {
+        let links = &at(slots, i).links;
+        let which = match links.list.swap(0, Relaxed) {
+            0 => return None,
+            1 => Which::Lru,
+            _ => Which::Clean,
+        };
+        let (prev, next) = (links.prev.load(Relaxed), links.next.load(Relaxed));
+        let list = self.list(which);
+        match prev {
+            NIL => list.head = next,
+            p => at(slots, p).links.next.store(next, Relaxed),
+        }
+        match next {
+            NIL => list.tail = prev,
+            n => at(slots, n).links.prev.store(prev, Relaxed),
+        }
+        list.len -= 1;
+        Some(which)
+    }
+
+    /// Takes the coldest slot of `which` out of it.
+    pub(crate) fn pop(&mut self, slots: &Slots, which: Which) -> Option<u32> {
+        let head = self.list(which).head;
+        (head != NIL).then(|| {
+            self.unlink(slots, head);
+            head
+        })
+    }
+
+    /// Slots in `which`.
+    pub(crate) fn len(&self, which: Which) -> usize {
+        match which {
+            Which::Lru => self.lru.len,
+            Which::Clean => self.clean.len,
+        }
+    }
+
+    /// A free slot to reuse, if one is left.
+    pub(crate) fn pop_free(&mut self) -> Option<u32> {
+        self.free.pop()
+    }
+
+    /// Slot `i` is free (out of both lists already).
+    pub(crate) fn push_free(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::State;
+
+    fn slots(n: u64) -> Slots {
+        let slots = Slots::new();
+        (0..n).for_each(|o| {
+            slots.push(Entry::new(o, State::Dead));
+        });
+        slots
+    }
+
+    fn drain(lists: &mut Lists, slots: &Slots, which: Which) -> Vec<u32> {
+        std::iter::from_fn(|| lists.pop(slots, which)).collect()
+    }
+
+    #[test]
+    fn a_list_gives_its_slots_coldest_first_and_unlinks_any_of_them() {
+        let s = slots(5);
+        let mut l = Lists::default();
+        (0..5).for_each(|i| l.push(&s, i, Which::Lru));
+        // From the middle, the head and the tail.
+        assert_eq!(l.unlink(&s, 2), Some(Which::Lru));
+        assert_eq!(l.unlink(&s, 0), Some(Which::Lru));
+        assert_eq!(l.unlink(&s, 4), Some(Which::Lru));
+        assert_eq!(l.unlink(&s, 4), None);
+        assert_eq!(l.len(Which::Lru), 2);
+        // A push of a slot in a list moves it: to the hot end, or to the other list.
+        l.push(&s, 1, Which::Lru);
+        l.push(&s, 0, Which::Clean);
+        l.push(&s, 2, Which::Lru);
+        assert_eq!(drain(&mut l, &s, Which::Lru), [3, 1, 2]);
+        assert_eq!(drain(&mut l, &s, Which::Clean), [0]);
+        assert_eq!((l.len(Which::Lru), l.len(Which::Clean)), (0, 0));
+        assert!((0..5).all(|i| s[i].links.list.load(Relaxed) == 0));
+    }
+
+    #[test]
+    fn free_slots_are_reused_last_freed_first() {
+        let mut l = Lists::default();
+        l.push_free(3);
+        l.push_free(1);
+        assert_eq!(
+            (l.pop_free(), l.pop_free(), l.pop_free()),
+            (Some(1), Some(3), None)
+        );
     }
 }

@@ -27,7 +27,8 @@ use parking_lot::{Condvar, Mutex};
 
 #[cfg(doc)]
 use crate::Builder;
-use crate::entry::{Entry, FrameTag, State};
+use crate::entry::{FrameTag, State};
+use crate::slab::EntryRef;
 use crate::stats::inc;
 use crate::sys;
 use crate::tier::Zswap;
@@ -51,8 +52,9 @@ impl Zswap {
     /// marked.
     pub fn mark_idle(&self) {
         for shard in self.tree.iter() {
-            for e in shard.lock().values() {
-                e.idle.idle.store(true, Relaxed);
+            for (&offset, &key) in shard.lock().iter() {
+                // Under the shard's lock: the slot is the offset's entry.
+                self.entries.get(key, offset).idle.idle.store(true, Relaxed);
             }
         }
     }
@@ -100,19 +102,20 @@ impl Zswap {
                 break;
             }
             // The shard's lock only while the candidates are picked.
-            let picked: Vec<(u64, Arc<Entry>)> = shard
+            let picked: Vec<EntryRef<'_>> = shard
                 .lock()
                 .iter()
-                .filter(|(_, e)| {
+                .map(|(&offset, &key)| self.entries.get(key, offset))
+                .filter(|e| {
                     // Clean copies are the first to be dropped: not worth the CPU.
                     e.idle.idle.load(Relaxed)
                         && !e.idle.tried.load(Relaxed)
                         && !e.clean.load(Relaxed)
                 })
                 .take(max_pages - tried)
-                .map(|(&o, e)| (o, Arc::clone(e)))
                 .collect();
-            for (offset, entry) in picked {
+            for entry in picked {
+                let offset = entry.offset;
                 if stop() {
                     break 'shards;
                 }
@@ -149,13 +152,13 @@ impl Zswap {
         &self,
         recomp: &Acomp,
         offset: u64,
-        entry: &Entry,
+        entry: &EntryRef<'_>,
         src: &mut Page,
         dst: &mut Page,
     ) -> Outcome {
         // 1. The page, under the entry's lock held for reading.
         let old_length = {
-            let state = entry.state.read();
+            let state = entry.read();
             let State::Pool {
                 length,
                 incompressible: false,
@@ -192,7 +195,7 @@ impl Zswap {
             return Outcome::Raced;
         };
         self.pool.write(&handle, &dst[..new_length]);
-        let mut state = entry.state.write();
+        let mut state = entry.write();
         let unchanged = entry.idle.idle.load(Relaxed)
             && matches!(
                 &*state,

@@ -4,13 +4,13 @@
 //! and writeback of the coldest pool entries to the device, in batches.
 
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::{Entry, State};
+use crate::entry::State;
 use crate::load::checksum;
 use crate::outcome::StoreError;
 use crate::pool::{AllocError, Handle};
+use crate::slab::EntryRef;
 use crate::stats::{dec, inc};
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
@@ -132,7 +132,7 @@ impl Zswap {
             }
             // One at a time: a clean copy's drop costs no I/O, and each may be the last
             // one needed.
-            let Some(victim) = self.lru.isolate_clean(1).pop() else {
+            let Some(victim) = self.entries.isolate_clean(1).pop() else {
                 break;
             };
             if self.drop_clean_one(&victim) {
@@ -145,24 +145,21 @@ impl Zswap {
     /// Drops one clean copy taken out of the clean list, under its lock, if it is still
     /// one and still its offset's entry; an entry whose mark was cleared meanwhile goes
     /// back to the LRU. Returns whether it dropped it.
-    fn drop_clean_one(&self, entry: &Arc<Entry>) -> bool {
+    fn drop_clean_one(&self, entry: &EntryRef<'_>) -> bool {
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_before_dropping_clean(entry.offset);
-        let mut state = entry.state.write();
+        let mut state = entry.write();
         if matches!(*state, State::Dead) {
             return false;
         }
         if !entry.clean.load(Relaxed) {
-            self.lru.push(entry);
+            self.entries.push(entry);
             return false;
         }
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_dropping_clean(entry.offset);
         let mut shard = self.shard(entry.offset).lock();
-        if !shard
-            .get(&entry.offset)
-            .is_some_and(|e| Arc::ptr_eq(e, entry))
-        {
+        if shard.get(&entry.offset) != Some(&entry.key()) {
             // Replaced or invalidated meanwhile: whoever did it frees it.
             return false;
         }
@@ -246,7 +243,7 @@ impl Zswap {
     fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
         let c = &self.counters;
         let dev = self.device.as_ref().expect("callers check for a device");
-        let victims = self.lru.isolate(n);
+        let victims = self.entries.isolate(n);
         if victims.is_empty() {
             return Ok((0, 0));
         }
@@ -256,13 +253,13 @@ impl Zswap {
         for v in &victims {
             #[cfg(feature = "test-hooks")]
             crate::hooks::run_before_writing_back(v.offset);
-            let Some(state) = v.state.try_write() else {
-                self.lru.push(v);
+            let Some(state) = v.try_write() else {
+                self.entries.push(v);
                 continue;
             };
             if v.clean.load(Relaxed) {
                 // A clean copy is dropped at the budget, never written back.
-                self.lru.push(v);
+                self.entries.push(v);
                 continue;
             }
             if !matches!(*state, State::Pool { .. } | State::Folio { .. }) {
@@ -289,7 +286,7 @@ impl Zswap {
             c.device_write_fail.fetch_add(locked.len() as u64, Relaxed);
             for (v, _state, key, _) in &locked {
                 let _ = dev.discard(*key);
-                self.lru.push(v);
+                self.entries.push(v);
             }
             return Err(e);
         }

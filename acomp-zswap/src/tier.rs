@@ -1,31 +1,31 @@
 //! The tier itself: [`Zswap`]'s parts, the index of entries by offset, and what ends an
 //! entry (release, invalidation).
 //!
-//! Entries sit in a hash map per shard, keyed by offset. Each is reached through an
-//! `Arc<Entry>` whose read-write lock is the guard of its object: loads hold it for reading
-//! while they decompress or read the device; invalidation, writeback and compaction hold it
-//! for writing. The shard's lock is held only to look up or swap the `Arc`, so no device
-//! I/O ever happens under a lock that other offsets need.
+//! Entries sit in a hash map per shard, keyed by offset, holding each entry's slot in the
+//! slab (`slab.rs`) and its generation. An entry's read-write lock is the guard of its
+//! object: loads hold it for reading while they decompress or read the device;
+//! invalidation, writeback and compaction hold it for writing. The shard's lock is held
+//! only to look up or swap the slot, so no device I/O ever happens under a lock that other
+//! offsets need.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use acomp::Acomp;
 use parking_lot::Mutex;
 
 use crate::device::SwapDevice;
-use crate::entry::{Entry, Folio, State};
-use crate::lru::Lru;
+use crate::entry::{Folio, State};
 use crate::pool::Pool;
+use crate::slab::{EntryRef, Slab, Write};
 use crate::stats::{Counters, dec, inc};
 
 /// Independent locks on the entries, so that threads on different offsets seldom meet.
 pub(crate) const SHARDS: usize = 64;
 
-/// One shard of the entries: offset to entry, a hash map, so that memory follows the pages
-/// stored and not the largest offset.
-pub(crate) type Shard = Mutex<HashMap<u64, Arc<Entry>>>;
+/// One shard of the entries: offset to entry (its slot and generation, [`EntryRef::key`]), a
+/// hash map, so that memory follows the pages stored and not the largest offset.
+pub(crate) type Shard = Mutex<HashMap<u64, u64>>;
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
 /// offset, an LRU and an optional swap device. `Send + Sync`: share it (`&Zswap`, `Arc`)
@@ -39,7 +39,8 @@ pub struct Zswap {
     pub(crate) tfm: Acomp,
     pub(crate) pool: Pool,
     pub(crate) tree: Box<[Shard]>,
-    pub(crate) lru: Lru,
+    /// The entries and their lists (the LRU, the clean copies).
+    pub(crate) entries: Slab,
     pub(crate) device: Option<Box<dyn SwapDevice>>,
     pub(crate) max_pages: usize,
     pub(crate) accept_pages: usize,
@@ -78,20 +79,23 @@ impl Zswap {
         &self.tree[(offset % SHARDS as u64) as usize]
     }
 
-    pub(crate) fn lookup(&self, offset: u64) -> Option<Arc<Entry>> {
-        self.shard(offset).lock().get(&offset).cloned()
+    pub(crate) fn lookup(&self, offset: u64) -> Option<EntryRef<'_>> {
+        let key = *self.shard(offset).lock().get(&offset)?;
+        Some(self.entries.get(key, offset))
     }
 
     /// Counts `state`, puts it in the LRU where it holds pool memory, and makes it the
     /// entry at `offset`, freeing the entry it replaces.
     pub(crate) fn install(&self, offset: u64, state: State) {
-        let (entry, in_pool) = self.counted_entry(offset, state);
+        let in_pool = self.count(&state);
+        let entry = self.entries.alloc(offset, state);
         if in_pool {
-            self.lru.push(&entry);
+            self.entries.push(&entry);
         }
-        let old = self.shard(offset).lock().insert(offset, entry);
+        let old = self.shard(offset).lock().insert(offset, entry.key());
         if let Some(old) = old {
-            self.release(&mut old.state.write(), &old);
+            let old = self.entries.get(old, offset);
+            self.release(&mut old.write(), &old);
         }
     }
 
@@ -99,19 +103,28 @@ impl Zswap {
     /// `invalidate`) after another would leave them: the LRU's lock taken once for all, each
     /// shard's once for its offsets; the entries replaced are freed after.
     pub(crate) fn install_batch(&self, items: Vec<(u64, Option<State>)>) {
-        let mut entries: Vec<(u64, Option<Arc<Entry>>)> = Vec::with_capacity(items.len());
-        let mut in_lru = Vec::with_capacity(items.len());
+        let mut in_pool = Vec::with_capacity(items.len());
+        let mut places = Vec::with_capacity(items.len());
+        let mut states = Vec::with_capacity(items.len());
         for (offset, state) in items {
-            let entry = state.map(|state| {
-                let (entry, in_pool) = self.counted_entry(offset, state);
-                if in_pool {
-                    in_lru.push(Arc::clone(&entry));
-                }
-                entry
-            });
-            entries.push((offset, entry));
+            places.push((offset, state.is_some()));
+            if let Some(state) = state {
+                in_pool.push(self.count(&state));
+                states.push((offset, state));
+            }
         }
-        self.lru.push_all(in_lru);
+        let made = self.entries.alloc_all(states);
+        let lru: Vec<EntryRef<'_>> = made
+            .iter()
+            .zip(&in_pool)
+            .filter_map(|(e, &p)| p.then_some(*e))
+            .collect();
+        self.entries.push_all(&lru);
+        let mut made = made.into_iter();
+        let entries: Vec<(u64, Option<u64>)> = places
+            .into_iter()
+            .map(|(offset, some)| (offset, some.then(|| made.next().map(|e| e.key())).flatten()))
+            .collect();
         // Each shard's entries in batch order, the shards one after another: the places
         // sorted by (shard, place in the batch).
         let mut order: Vec<(u64, usize)> = (0..entries.len())
@@ -122,25 +135,25 @@ impl Zswap {
         for run in order.chunk_by(|a, b| a.0 == b.0) {
             let mut shard = self.shard(entries[run[0].1].0).lock();
             for &(_, i) in run {
-                let offset = entries[i].0;
-                let replaced = match entries[i].1.take() {
-                    Some(entry) => shard.insert(offset, entry),
+                let (offset, key) = entries[i];
+                let replaced = match key {
+                    Some(key) => shard.insert(offset, key),
                     None => shard.remove(&offset),
                 };
-                old.extend(replaced);
+                old.extend(replaced.map(|k| (offset, k)));
             }
         }
-        for e in old {
-            self.release(&mut e.state.write(), &e);
+        for (offset, key) in old {
+            let e = self.entries.get(key, offset);
+            self.release(&mut e.write(), &e);
         }
     }
 
-    /// A new entry for `state`, counted; whether it holds pool memory (and so goes in the
-    /// LRU).
-    fn counted_entry(&self, offset: u64, state: State) -> (Arc<Entry>, bool) {
+    /// Counts a new entry's `state`; whether it holds pool memory (and so goes in the LRU).
+    fn count(&self, state: &State) -> bool {
         let c = &self.counters;
         inc(&c.stored_pages);
-        match &state {
+        match state {
             State::Filled(_) => inc(&c.same_filled_pages),
             State::Pool {
                 incompressible,
@@ -154,8 +167,7 @@ impl Zswap {
             }
             _ => {}
         }
-        let in_pool = matches!(state, State::Pool { .. } | State::Folio { .. });
-        (Arc::new(Entry::new(offset, state)), in_pool)
+        matches!(state, State::Pool { .. } | State::Folio { .. })
     }
 
     /// Frees the entry at `offset` and its object or device page, if there is one
@@ -163,20 +175,26 @@ impl Zswap {
     /// returns finds nothing.
     pub fn invalidate(&self, offset: u64) -> bool {
         let old = self.shard(offset).lock().remove(&offset);
-        old.map(|e| self.release(&mut e.state.write(), &e))
-            .is_some()
+        old.map(|key| {
+            let e = self.entries.get(key, offset);
+            self.release(&mut e.write(), &e);
+        })
+        .is_some()
     }
 
-    /// Frees what `state` holds and marks it dead; the caller holds its lock for writing
-    /// and has taken it out of the tree.
-    pub(crate) fn release(&self, state: &mut State, entry: &Entry) {
+    /// Frees what `state` holds, marks it dead and frees its slot; the caller holds its lock
+    /// for writing (`state`) and has taken it out of the tree.
+    pub(crate) fn release(&self, state: &mut Write<'_>, entry: &EntryRef<'_>) {
         let c = &self.counters;
+        if matches!(**state, State::Dead) {
+            return;
+        }
         if entry.clean.load(Relaxed) {
             entry.clean.store(false, Relaxed);
             dec(&c.clean_pages);
         }
-        match std::mem::replace(state, State::Dead) {
-            State::Dead => {}
+        match std::mem::replace(&mut **state, State::Dead) {
+            State::Dead => unreachable!("checked above"),
             State::Filled(_) => {
                 dec(&c.stored_pages);
                 dec(&c.same_filled_pages);
@@ -187,7 +205,6 @@ impl Zswap {
                 incompressible,
                 ..
             } => {
-                self.lru.remove(entry);
                 self.pool.free(handle);
                 dec(&c.stored_pages);
                 if incompressible {
@@ -196,7 +213,6 @@ impl Zswap {
                 c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
             }
             State::Folio { folio, .. } => {
-                self.lru.remove(entry);
                 dec(&c.stored_pages);
                 self.leave_folio(&folio);
             }
@@ -208,6 +224,7 @@ impl Zswap {
                 }
             }
         }
+        self.entries.retire(entry);
     }
 
     /// A page leaves `folio` (invalidated, taken, replaced or written back; the caller holds

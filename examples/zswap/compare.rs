@@ -7,7 +7,7 @@ use crate::measure::{Calls, Latency, mib_s, us};
 use crate::zram;
 use acomp_pages::input::Input;
 use acomp_zswap::PAGE_SIZE;
-use acomp_zswap::{Page, Zswap};
+use acomp_zswap::{Page, STORE_BATCH, Zswap};
 
 /// The project's yardstick, for every acomp row and the units' table alike (the `goal:`
 /// lines, the plot's shaded region): memory at most this fraction of zram with lzo-rle's...
@@ -42,13 +42,15 @@ pub struct Row {
     pub ratio: f64,
     /// Threads storing and loading: 1.
     pub threads: u32,
-    /// Bytes per request: 4096 (acomp, a page per call), 1048576 (zram, 1 MiB direct I/O).
+    /// Bytes per load request: 4096 (acomp, a page per call; its stores go in batches of
+    /// `STORE_BATCH` pages), 1048576 (zram, 1 MiB direct I/O).
     pub request_bytes: u64,
     /// `original_bytes` in MiB over the seconds spent in the store calls.
     pub store_mib_s: f64,
     /// Likewise for the load calls (the check of the bytes loaded is not timed).
     pub load_mib_s: f64,
-    /// Latency of one page's store and load; `null` where requests are not pages (zram).
+    /// Latency of one page's store (a batch's time over its pages) and load; `null` where
+    /// requests are not pages (zram).
     pub store_p50_us: Option<f64>,
     /// See `store_p50_us`.
     pub store_p99_us: Option<f64>,
@@ -98,16 +100,24 @@ fn us_of(h: &Latency, q: f64) -> Option<f64> {
     (!h.is_empty()).then(|| us(h, q))
 }
 
-/// acomp's row: every page stored on one thread into `zswap` (fresh), in order, then
-/// loaded in the same order and checked, as zram is written and read; each call timed, the
-/// throughput from the sum of the calls' times. Every page is invalidated afterwards.
+/// acomp's row: every page stored on one thread into `zswap` (fresh), in order, in batches
+/// of [`STORE_BATCH`] pages ([`Zswap::store_batch`], as a swap layer stores a large folio's
+/// pages: zswap's batched store), then loaded a page per call in the same order and checked,
+/// as zram is written and read; each call timed (a store's latency per page: the batch's
+/// time over its pages), the throughput from the sum of the calls' times. Every page is
+/// invalidated afterwards.
 pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
     let n = input.len();
     let (mut store, mut load) = (Calls::default(), Calls::default());
-    for i in 0..n {
-        let res = store.time(|| zswap.store(i as u64, input.page(i)));
-        if let Err(e) = res {
-            eprintln!("zswap: one-thread pass: store of page {i}: {e}");
+    for first in (0..n).step_by(STORE_BATCH) {
+        let batch: Vec<(u64, &Page)> = (first..n.min(first + STORE_BATCH))
+            .map(|i| (i as u64, input.page(i)))
+            .collect();
+        let res = store.time_batch(batch.len(), || zswap.store_batch(&batch));
+        for (i, r) in (first..).zip(res) {
+            if let Err(e) = r {
+                eprintln!("zswap: one-thread pass: store of page {i}: {e}");
+            }
         }
     }
     let stats = zswap.stats();
@@ -273,9 +283,12 @@ pub fn print(rows: &[Row]) {
         "  memory: acomp's pool pages, zram's mem_used_total; MiB/s: the pages' bytes over the"
     );
     println!(
-        "  time in the store or load calls alone (acomp: a call per page; zram: 1 MiB O_DIRECT"
+        "  time in the store or load calls alone (acomp: stores in batches of {STORE_BATCH} pages,"
     );
-    println!("  writes and reads, as dd); latencies per page call, acomp only");
+    println!(
+        "  loads a call per page; zram: 1 MiB O_DIRECT writes and reads, as dd); latencies per"
+    );
+    println!("  page, acomp only (a store's: its batch's time over its pages)");
     for r in rows {
         if r.verified_pages != r.pages {
             println!(

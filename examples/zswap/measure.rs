@@ -62,4 +62,15 @@ impl Calls {
         self.lat.saturating_record(ns);
         r
     }
+
+    /// Calls `f`, which serves `pages` pages in one call (a batch), counting its time and,
+    /// `pages` times, its latency per page (the call's time over its pages).
+    pub fn time_batch<R>(&mut self, pages: usize, f: impl FnOnce() -> R) -> R {
+        let (r, ns) = timed(f);
+        self.time += Duration::from_nanos(ns);
+        let pages = pages.max(1) as u64;
+        // Within the histogram's range: a call's time over at most a batch of pages.
+        let _ = self.lat.record_n((ns / pages).max(1), pages);
+        r
+    }
 }

@@ -1,5 +1,5 @@
 //! Line 4: threads on the same offsets, against a model; the load that finds its entry
-//! replaced.
+//! replaced, or its slot reused.
 
 use super::*;
 
@@ -257,4 +257,54 @@ fn a_load_that_finds_its_entry_replaced_looks_again() {
         acomp_zswap::hooks::after_lookup(None);
         assert_eq!(got.ok(), Some(2), "the load did not look again");
     });
+}
+
+/// Line 4 where the entry's slot is reused: entries are slots of a slab, and a slot freed
+/// while a load holds its old handle (between the lookup and the lock) may be the next
+/// store's entry before the load locks it. The load must see its entry gone (the slot's
+/// generation moved on) and look again, never give the new page of another offset. The
+/// tier is fresh, so that the one free slot is the one the next store takes.
+#[test]
+fn a_load_whose_slot_is_reused_meanwhile_never_gives_the_new_page() {
+    use std::sync::mpsc::sync_channel;
+    let z = Zswap::builder(lz4()).build().unwrap();
+    // Offsets no other test of this binary loads: the hook is process-wide.
+    let (old, new) = (0x5eed_0000_0000_0011, 0x5eed_0000_0000_0012);
+    z.store(old, &page(old, 1)).unwrap();
+    let (looked_up_tx, looked_up) = sync_channel::<()>(0);
+    let (go, go_rx) = sync_channel::<()>(0);
+    let first_load = Mutex::new(Some((looked_up_tx, go_rx)));
+    let hook = move |o: u64| {
+        if o == old {
+            if let Some((looked_up_tx, go_rx)) = first_load.lock().take() {
+                looked_up_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+            }
+        }
+    };
+    acomp_zswap::hooks::after_lookup(Some(Arc::new(hook)));
+    std::thread::scope(|s| {
+        let z = &z;
+        let loader = s.spawn(move || {
+            let mut out = zero();
+            z.load(old, &mut out).map(|()| out)
+        });
+        looked_up
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the load reaches the hook (the test-hooks feature is on)");
+        // The load's slot is freed, and taken by a store of another offset.
+        assert!(z.invalidate(old));
+        z.store(new, &page(new, 2)).unwrap();
+        go.send(()).unwrap();
+        let got = loader.join().unwrap();
+        acomp_zswap::hooks::after_lookup(None);
+        assert!(
+            matches!(got, Err(LoadError::NotFound)),
+            "the load of the invalidated offset gave {:?}",
+            got.map(|p| check(new, &p))
+        );
+    });
+    let mut out = zero();
+    z.load(new, &mut out).unwrap();
+    assert_eq!(check(new, &out), 2);
 }

@@ -1,0 +1,274 @@
+//! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one vector that
+//! grows without moving what it holds (`boxcar`), reached by its slot number; a freed slot
+//! is reused by a later store, so that an entry costs no allocation of its own and the
+//! index holds 8 bytes per offset (slot and generation), not a pointer to a reference count.
+//!
+//! A slot freed and reused while another thread still holds its old handle (a load between
+//! its lookup and its lock, a shrinker with entries it took out of the LRU) is told apart by
+//! the slot's generation, bumped when the slot is freed under both its lock held for writing
+//! and the lists' lock: a handle ([`EntryRef`]) checks it under the slot's lock and, where it
+//! is not its own, sees the entry dead ([`State::Dead`]), as the kernel's
+//! `SLAB_TYPESAFE_BY_RCU` readers check that the object is still the one they looked up. The
+//! LRU's operations check it under the lists' lock, so that an old handle never puts a slot
+//! back into a list.
+//!
+//! The lists (`lru.rs`: LRU, clean copies, free slots) share one lock: freeing a slot takes
+//! it out of its list and onto the free stack in one hold.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering::Relaxed;
+
+use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::entry::{Entry, State};
+use crate::lru::{Lists, Slots, Which};
+
+/// What an old handle's guard shows: the entry is gone.
+static DEAD: State = State::Dead;
+
+/// The slots and their lists.
+#[derive(Default)]
+pub(crate) struct Slab {
+    slots: Slots,
+    lists: Mutex<Lists>,
+}
+
+/// A handle on one entry: its slot and the generation it was looked up at. Its guards see
+/// [`State::Dead`] where the slot was freed since (and maybe reused).
+#[derive(Clone, Copy)]
+pub(crate) struct EntryRef<'a> {
+    entry: &'a Entry,
+    slot: u32,
+    generation: u32,
+    /// The offset it was looked up at (or taken from a list at).
+    pub(crate) offset: u64,
+}
+
+impl Deref for EntryRef<'_> {
+    type Target = Entry;
+    fn deref(&self) -> &Entry {
+        self.entry
+    }
+}
+
+impl<'a> EntryRef<'a> {
+    /// What the index keeps: slot and generation.
+    pub(crate) fn key(&self) -> u64 {
+        u64::from(self.generation) << 32 | u64::from(self.slot)
+    }
+
+    fn live(&self) -> bool {
+        self.entry.generation.load(Relaxed) == self.generation
+    }
+
+    /// The state, locked for reading.
+    pub(crate) fn read(&self) -> Read<'a> {
+        let guard = self.entry.lock.read();
+        Read {
+            live: self.live(),
+            guard,
+        }
+    }
+
+    /// The state, locked for writing.
+    pub(crate) fn write(&self) -> Write<'a> {
+        let guard = self.entry.lock.write();
+        Write::new(guard, self.live())
+    }
+
+    /// The state, locked for writing if no one holds it.
+    pub(crate) fn try_write(&self) -> Option<Write<'a>> {
+        let guard = self.entry.lock.try_write()?;
+        Some(Write::new(guard, self.live()))
+    }
+}
+
+/// An entry's state held for reading: [`State::Dead`] where the handle is old.
+pub(crate) struct Read<'a> {
+    guard: RwLockReadGuard<'a, State>,
+    live: bool,
+}
+
+impl Deref for Read<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        if self.live { &self.guard } else { &DEAD }
+    }
+}
+
+/// An entry's state held for writing: where the handle is old, a [`State::Dead`] of its own
+/// that nothing reads.
+pub(crate) struct Write<'a> {
+    guard: RwLockWriteGuard<'a, State>,
+    dead: Option<State>,
+}
+
+impl<'a> Write<'a> {
+    fn new(guard: RwLockWriteGuard<'a, State>, live: bool) -> Self {
+        Write {
+            guard,
+            dead: (!live).then_some(State::Dead),
+        }
+    }
+}
+
+impl Deref for Write<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.dead.as_ref().unwrap_or(&self.guard)
+    }
+}
+
+impl DerefMut for Write<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        match &mut self.dead {
+            Some(dead) => dead,
+            None => &mut self.guard,
+        }
+    }
+}
+
+impl Slab {
+    fn handle(&self, slot: u32) -> EntryRef<'_> {
+        let entry = &self.slots[slot as usize];
+        EntryRef {
+            entry,
+            slot,
+            generation: entry.generation.load(Relaxed),
+            offset: entry.offset.load(Relaxed),
+        }
+    }
+
+    /// The entry the index keeps as `key` for `offset`.
+    pub(crate) fn get(&self, key: u64, offset: u64) -> EntryRef<'_> {
+        let slot = key as u32;
+        EntryRef {
+            entry: &self.slots[slot as usize],
+            slot,
+            generation: (key >> 32) as u32,
+            offset,
+        }
+    }
+
+    /// A new entry of `offset` holding `state`, in a free slot or a new one; in no list.
+    pub(crate) fn alloc(&self, offset: u64, state: State) -> EntryRef<'_> {
+        let free = self.lists.lock().pop_free();
+        self.fill(free, offset, state)
+    }
+
+    /// [`Slab::alloc`] for each of `items`, the free slots taken under one hold of the lock.
+    pub(crate) fn alloc_all(&self, items: Vec<(u64, State)>) -> Vec<EntryRef<'_>> {
+        let free: Vec<Option<u32>> = {
+            let mut lists = self.lists.lock();
+            items.iter().map(|_| lists.pop_free()).collect()
+        };
+        items
+            .into_iter()
+            .zip(free)
+            .map(|((offset, state), slot)| self.fill(slot, offset, state))
+            .collect()
+    }
+
+    fn fill(&self, free: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
+        match free {
+            Some(slot) => {
+                let entry = &self.slots[slot as usize];
+                // An old handle may hold the lock for a moment (and see its entry dead).
+                let mut guard = entry.lock.write();
+                *guard = state;
+                entry.reset(offset);
+                drop(guard);
+                self.handle(slot)
+            }
+            None => {
+                let slot = self.slots.push(Entry::new(offset, state));
+                // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
+                self.handle(u32::try_from(slot).expect("fewer than 2^32 entries"))
+            }
+        }
+    }
+
+    /// Frees `e`'s slot, whose state the caller holds for writing and has made dead: its
+    /// generation moves on (its handles see it dead), it leaves its list and is reused.
+    pub(crate) fn retire(&self, e: &EntryRef<'_>) {
+        let mut lists = self.lists.lock();
+        if !e.live() {
+            return;
+        }
+        e.entry.generation.fetch_add(1, Relaxed);
+        lists.unlink(&self.slots, e.slot);
+        lists.push_free(e.slot);
+    }
+
+    /// Puts `e` at the hot end of the list its clean mark names, unless its slot was freed
+    /// since the handle was made.
+    pub(crate) fn push(&self, e: &EntryRef<'_>) {
+        let mut lists = self.lists.lock();
+        if e.live() {
+            lists.push(&self.slots, e.slot, Which::of(e));
+        }
+    }
+
+    /// [`Slab::push`] for each of `es`, in order, under one hold of the lock.
+    pub(crate) fn push_all(&self, es: &[EntryRef<'_>]) {
+        if es.is_empty() {
+            return;
+        }
+        let mut lists = self.lists.lock();
+        for e in es.iter().filter(|e| e.live()) {
+            lists.push(&self.slots, e.slot, Which::of(e));
+        }
+    }
+
+    /// Moves `e` to the list its clean mark (changed by the caller before) names, where it
+    /// is in the other one: entries out of both lists (isolated, or not in the pool) stay
+    /// out, and whoever isolated them pushes them back by their mark.
+    pub(crate) fn follow_mark(&self, e: &EntryRef<'_>) {
+        let mut lists = self.lists.lock();
+        let list = e.links.list.load(Relaxed);
+        if e.live() && list != 0 && list != Which::of(e) as u8 {
+            lists.push(&self.slots, e.slot, Which::of(e));
+        }
+    }
+
+    /// Up to `n` entries from the LRU's cold end, taken out of it: zswap's second chance, an
+    /// entry loaded since it was last passed over has its mark cleared and goes to the hot
+    /// end instead (each entry at most once per call, so the call ends).
+    pub(crate) fn isolate(&self, n: usize) -> Vec<EntryRef<'_>> {
+        let mut lists = self.lists.lock();
+        let mut rotations = lists.len(Which::Lru);
+        let mut out = Vec::with_capacity(n.min(rotations));
+        while out.len() < n {
+            let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
+                break;
+            };
+            let e = self.handle(slot);
+            if rotations > 0 && e.referenced.swap(false, Relaxed) {
+                rotations -= 1;
+                lists.push(&self.slots, slot, Which::of(&e));
+                continue;
+            }
+            out.push(e);
+        }
+        out
+    }
+
+    /// Up to `n` clean copies, oldest first, taken out of the clean list.
+    pub(crate) fn isolate_clean(&self, n: usize) -> Vec<EntryRef<'_>> {
+        let mut lists = self.lists.lock();
+        let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
+        while out.len() < n {
+            let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
+                break;
+            };
+            out.push(self.handle(slot));
+        }
+        out
+    }
+
+    /// Entries in the LRU (not counting clean copies).
+    #[cfg(feature = "inspect")]
+    pub(crate) fn lru_len(&self) -> usize {
+        self.lists.lock().len(Which::Lru)
+    }
+}
