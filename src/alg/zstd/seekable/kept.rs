@@ -7,6 +7,7 @@
 use std::io::IoSlice;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::cache::FrameCache;
 use super::{FOOTER, Frame, SEEKABLE_MAGIC, TableFrame, read_at};
 use crate::{Error, Walk};
 
@@ -80,6 +81,8 @@ pub struct SeekTable {
     /// Every frame before this one has its entry confirmed.
     confirmed: AtomicUsize,
     verified: AtomicBool,
+    /// The frame decoded last (`cache.rs`).
+    cache: FrameCache,
 }
 
 impl Clone for SeekTable {
@@ -93,6 +96,7 @@ impl Clone for SeekTable {
             src_len: self.src_len,
             confirmed: AtomicUsize::new(self.confirmed.load(Ordering::Relaxed)),
             verified: AtomicBool::new(self.verified.load(Ordering::Relaxed)),
+            cache: FrameCache::default(),
         }
     }
 }
@@ -177,6 +181,7 @@ impl SeekTable {
             src_len: len,
             confirmed: AtomicUsize::new(first_undeclared),
             verified: AtomicBool::new(false),
+            cache: FrameCache::default(),
         })
     }
 
@@ -273,6 +278,12 @@ impl SeekTable {
             .find(|&i| !self.declared[i])
             .unwrap_or(self.frames());
         self.confirmed.fetch_max(next, Ordering::AcqRel);
+    }
+
+    /// The frame decoded last.
+    #[inline]
+    pub(crate) fn cache(&self) -> &FrameCache {
+        &self.cache
     }
 
     pub(crate) fn set_verified(&self) {

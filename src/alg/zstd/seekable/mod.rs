@@ -18,6 +18,7 @@
 //! from then on, a table that breaks the format, or contradicts the frames before it, is
 //! `EBADMSG`.
 
+mod cache;
 mod fragments;
 pub(crate) mod kept;
 mod read;

@@ -13,12 +13,15 @@
 
 use std::io::IoSlice;
 
-use xxhash_rust::xxh64::Xxh64;
+use xxhash_rust::xxh64::{Xxh64, xxh64};
 use zstd_safe::zstd_sys::ZSTD_MAGICNUMBER;
 use zstd_safe::{DCtx, DParameter, ResetDirective};
 
+use super::cache::FrameCache;
 use super::kept::SeekTable;
 use super::{ENTRY_DISAGREES, Frame, MAX_FRAME_CONTENT, TableFrame, read_at, sub_fragments};
+use crate::alg::zstd::dictionary::select;
+use crate::alg::zstd::frame::{FrameHeader, block_max};
 
 /// `Content_Checksum_Flag` in a frame header descriptor.
 const FHD_CHECKSUM: u8 = 0b100;
@@ -79,6 +82,9 @@ impl Decoder<'_, '_, '_> {
     /// be decoded whole (`whole`). Returns the content offset the output reached. A frame
     /// decoded whole must end where its entry says (its content and its bytes); with
     /// `check_sum`, its content's XXH64 must match the entry's checksum where it has one.
+    /// `stop_early`: the read needs less than the whole frame (the frame's own checksum,
+    /// which it would not reach, is not computed).
+    #[allow(clippy::too_many_arguments)]
     fn frame(
         &mut self,
         src: &[IoSlice<'_>],
@@ -87,6 +93,7 @@ impl Decoder<'_, '_, '_> {
         want: u64,
         whole: bool,
         check_sum: bool,
+        stop_early: bool,
     ) -> Result<u64, Error> {
         debug_assert!(frame.content <= u64::from(MAX_FRAME_CONTENT));
         let mut frame_src = Vec::new();
@@ -103,7 +110,7 @@ impl Decoder<'_, '_, '_> {
             (check_sum && frame.checksum.is_some() && own.is_none()).then(|| Xxh64::new(0));
         // A read that stops inside a frame that declares its content size never reaches
         // the frame's checksum: zstd is told not to compute it (restored below).
-        let skip_checksum = !whole && frame.declared && own_flag(&frame_src, frame.size);
+        let skip_checksum = stop_early && frame.declared && own_flag(&frame_src, frame.size);
         if skip_checksum {
             ignore_checksum(self.dctx, true)?;
         }
@@ -132,6 +139,92 @@ impl Decoder<'_, '_, '_> {
         Ok(pos)
     }
 
+    /// Decodes `frame` whole into `buf` (its entry's content size) and holds it to its
+    /// entry, as [`Decoder::frame`] does: by zstd's one-shot decoder where that gives what
+    /// the stream path would ([`Decoder::one_shot`]), else by the stream path, which also
+    /// decides every error. Returns the content offset the output reached.
+    fn whole_into(
+        &mut self,
+        src: &[IoSlice<'_>],
+        frame: &Frame,
+        buf: &mut [u8],
+        check_sum: bool,
+        stop_early: bool,
+    ) -> Result<u64, Error> {
+        if self.one_shot(src, frame, buf, check_sum) {
+            return Ok(frame.content);
+        }
+        let mut probe = [0u8; 1];
+        let mut all = [
+            Segment::new(0, buf),
+            Segment::new(frame.content, &mut probe),
+        ];
+        self.frame(
+            src,
+            frame,
+            &mut all,
+            frame.content,
+            true,
+            check_sum,
+            stop_early,
+        )
+    }
+
+    /// zstd's one-shot decoder on `frame`, into `buf` (its entry's content size), where
+    /// it gives what the stream path would: one frame of exactly the entry's bytes in one
+    /// fragment, its window within the limit, its content within one block maximum (the
+    /// one-shot decoder does not check blocks against it) and exactly the entry's size,
+    /// its checksums (with `check_sum`) matching. `false` on anything else, the stream
+    /// path to decide (the same frame, the same errors).
+    fn one_shot(
+        &mut self,
+        src: &[IoSlice<'_>],
+        frame: &Frame,
+        buf: &mut [u8],
+        check_sum: bool,
+    ) -> bool {
+        let mut parts = Vec::new();
+        sub_fragments(src, frame.start, frame.size, &mut parts);
+        let [one] = &parts[..] else {
+            return false;
+        };
+        let bytes: &[u8] = one;
+        let FrameHeader::Frame {
+            window,
+            dict_id,
+            checksum: own,
+            ..
+        } = FrameHeader::read(bytes)
+        else {
+            return false;
+        };
+        if window > self.zstd.params.window_limit()
+            || frame.content > block_max(window)
+            || zstd_safe::find_frame_compressed_size(bytes) != Ok(frame.size)
+        {
+            return false;
+        }
+        if let Some(dicts) = self.dicts {
+            if select(self.dctx, dicts, dict_id).is_err() {
+                return false;
+            }
+        }
+        if self.dctx.decompress(&mut *buf, bytes) != Ok(buf.len()) {
+            return false;
+        }
+        match (check_sum, frame.checksum) {
+            (true, Some(listed)) => {
+                let sum = if own {
+                    u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"))
+                } else {
+                    xxh64(buf, 0) as u32
+                };
+                sum == listed
+            }
+            _ => true,
+        }
+    }
+
     /// Decodes `frame` whole, its output to scratch memory only, to confirm its entry: its
     /// content ends where the entry says, and (with `check_sum`) its checksums match.
     pub(crate) fn confirm(
@@ -142,7 +235,7 @@ impl Decoder<'_, '_, '_> {
     ) -> Result<(), Error> {
         let mut probe = [0u8; 1];
         let mut parts = [Segment::new(frame.content, &mut probe)];
-        self.frame(src, frame, &mut parts, 0, true, check_sum)
+        self.frame(src, frame, &mut parts, 0, true, check_sum, false)
             .map(|_| ())
     }
 
@@ -151,14 +244,17 @@ impl Decoder<'_, '_, '_> {
     /// decoded, alone, into that part of the segments. With `checked` each such frame is
     /// decoded to its end and its checksums checked, and every frame passed on the way
     /// whose entry is not confirmed (and whose content starts before the segments end) is
-    /// decoded to confirm it. Returns the extent offset the output reached, as the plain
-    /// range read does, and how many of `frames` were passed.
+    /// decoded to confirm it. With `cache` (a kept table's, and the index of the first of
+    /// `frames`), a frame worth it is decoded whole into the cache and the segments' part
+    /// copied out of it. Returns the extent offset the output reached, as the plain range
+    /// read does, and how many of `frames` were passed.
     pub(crate) fn read(
         &mut self,
         src: &[IoSlice<'_>],
         frames: impl Iterator<Item = Frame>,
         segments: &mut [Segment<'_>],
         checked: bool,
+        cache: Option<(&FrameCache, usize)>,
     ) -> Result<(u64, usize), Error> {
         // Where the last segment that takes bytes ends: the entries of the frames before
         // it place every byte the read returns (and where the content ends).
@@ -212,10 +308,26 @@ impl Decoder<'_, '_, '_> {
             // content longer than listed.
             let mut probe = [0u8; 1];
             let whole = checked || want == content;
+            if let Some((cache, at)) = cache.filter(|(c, _)| c.worth(src, &frame, whole)) {
+                let filled = cache.fill(src, at + passed - 1, &frame, checked, |buf| {
+                    self.whole_into(src, &frame, buf, checked, !whole)
+                });
+                if let Some(res) = filled {
+                    let (pos, cached) = res?;
+                    for p in &mut parts {
+                        let from = p.offset() as usize;
+                        let len = p.len();
+                        p.buf_mut()
+                            .copy_from_slice(&cached.content()[from..from + len]);
+                    }
+                    end = frame_start + pos;
+                    continue;
+                }
+            }
             if whole {
                 parts.push(Segment::new(content, &mut probe));
             }
-            let pos = self.frame(src, &frame, &mut parts, want, whole, checked)?;
+            let pos = self.frame(src, &frame, &mut parts, want, whole, checked, !whole)?;
             end = frame_start + pos;
         }
         Ok((end, passed))
@@ -267,7 +379,7 @@ impl Zstd {
         };
         let checked = self.params.checksum;
         decoder
-            .read(src, frames.into_iter(), segments, checked)
+            .read(src, frames.into_iter(), segments, checked, None)
             .map(|(end, _)| end)
     }
 }
@@ -300,13 +412,22 @@ impl Decoder<'_, '_, '_> {
             .map_or(u64::MAX, |s| s.offset());
         let touched = table.frame_at(offset);
         let confirmed = table.confirmed();
+        // The frame decoded last, where the read falls inside it (a checked read: where the
+        // entries before it are confirmed).
+        if touched < table.frames() && (!checked || touched <= confirmed) {
+            let frame = table.frame(touched);
+            if let Some(end) = table.cache().serve(src, touched, &frame, segments, checked) {
+                return Ok(end);
+            }
+        }
         let first = if checked {
             touched.min(confirmed)
         } else {
             touched
         };
         let frames = (first..table.frames()).map(|i| table.frame(i));
-        let (end, passed) = decoder.read(src, frames, segments, checked)?;
+        let cache = Some((table.cache(), first));
+        let (end, passed) = decoder.read(src, frames, segments, checked, cache)?;
         // A checked read that started at or before the first unconfirmed frame confirmed
         // every frame it passed (decoded whole, confirmed, or declared).
         if checked && first <= confirmed && first + passed > confirmed {
