@@ -725,7 +725,7 @@ with pyzstd.SeekableZstdFile(theirs, 'w', max_frame_content_size=40000) as f:
 /// A seekable source as zstd's C library writes it (`ZSTD_seekable_compressStream`, level
 /// 3, frames of `frame_bytes`): frames that declare no content size, checksums in the
 /// table where `checksum`.
-fn c_written(data: &[u8], frame_bytes: u32, checksum: bool) -> Vec<u8> {
+pub(crate) fn c_written(data: &[u8], frame_bytes: u32, checksum: bool) -> Vec<u8> {
     use zstd_safe::seekable::SeekableCStream;
     use zstd_safe::{InBuffer, OutBuffer};
     let frames = data.len() / frame_bytes as usize + 2;
@@ -744,7 +744,7 @@ fn c_written(data: &[u8], frame_bytes: u32, checksum: bool) -> Vec<u8> {
 }
 
 /// Reads `ranges` through a kept table.
-fn read_kept(
+pub(crate) fn read_kept(
     tfm: &Acomp,
     table: &SeekTable,
     src: &[u8],

@@ -22,6 +22,7 @@ mod cache;
 mod fragments;
 pub(crate) mod kept;
 mod read;
+mod whole;
 
 pub(crate) use fragments::sub_fragments;
 use fragments::{read_at, skip};
