@@ -40,8 +40,21 @@ use crate::{Error, Walk};
 /// each frame a read decodes is held to its entry (checked: to its checksums too), and
 /// what was confirmed of the frames it does not decode stands.
 ///
+/// **The frame decoded last.** The table keeps the last frame a read decoded whole, where
+/// its content is at most 128 KiB: that content and the frame's compressed bytes (so at
+/// most about 260 KiB, allocated on the first such read, against the 33 bytes a frame of
+/// the offsets; zstd's C library keeps a decoder and two 128 KiB buffers per
+/// `ZSTD_seekable`). A read whose segments fall inside that frame, where the source still
+/// holds the same bytes there (one comparison), is a copy out of it, not a decode; a
+/// checked read is served only from a frame a checked read decoded and checked. A read
+/// decodes a frame whole into it where that costs about what stopping early would: a frame
+/// the read decodes whole anyway, or a frame of one block (zstd decodes a block whole
+/// whatever part the read takes; zstd's C writer's empty last block counts as none). Such
+/// an unchecked read then holds the frame to its entry's size too.
+///
 /// The table is `Send + Sync`: threads share it by reference; what reads confirm is kept
-/// with atomics.
+/// with atomics, the last frame behind a lock only ever tried (a read that finds it taken
+/// decodes as without it, never waits).
 ///
 /// ```
 /// use std::io::IoSlice;
