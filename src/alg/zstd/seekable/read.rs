@@ -56,7 +56,7 @@ fn own_checksum(frame_src: &[IoSlice<'_>], size: usize) -> Option<u32> {
 /// Sets zstd's `ZSTD_d_forceIgnoreChecksum` for the next frame (a session reset first:
 /// parameters change only between frames). Every read that sets it clears it again, so
 /// no other request of the workspace runs with it.
-fn ignore_checksum(dctx: &mut DCtx<'_>, on: bool) -> Result<(), Error> {
+pub(super) fn ignore_checksum(dctx: &mut DCtx<'_>, on: bool) -> Result<(), Error> {
     let fail = |c| Error::Corrupt {
         detail: crate::alg::zstd::errors::corrupt_detail(c),
     };

@@ -6,7 +6,7 @@ use std::io::IoSlice;
 
 use xxhash_rust::xxh64::xxh64;
 
-use super::read::Decoder;
+use super::read::{Decoder, ignore_checksum};
 use super::{Frame, sub_fragments};
 use crate::alg::zstd::dictionary::select;
 use crate::alg::zstd::frame::{FrameHeader, block_max};
@@ -25,7 +25,7 @@ impl Decoder<'_, '_, '_> {
         check_sum: bool,
         stop_early: bool,
     ) -> Result<u64, Error> {
-        if self.one_shot(src, frame, buf, check_sum) {
+        if self.one_shot(src, frame, buf, check_sum, stop_early) {
             return Ok(frame.content);
         }
         let mut probe = [0u8; 1];
@@ -49,13 +49,16 @@ impl Decoder<'_, '_, '_> {
     /// fragment, its window within the limit, its content within one block maximum (the
     /// one-shot decoder does not check blocks against it) and exactly the entry's size,
     /// its checksums (with `check_sum`) matching. `false` on anything else, the stream
-    /// path to decide (the same frame, the same errors).
+    /// path to decide (the same frame, the same errors). With `stop_early` (a read that
+    /// needs less than the frame), a frame that declares its size has its own checksum
+    /// not computed, as the stream path would not reach it.
     fn one_shot(
         &mut self,
         src: &[IoSlice<'_>],
         frame: &Frame,
         buf: &mut [u8],
         check_sum: bool,
+        stop_early: bool,
     ) -> bool {
         let mut parts = Vec::new();
         sub_fragments(src, frame.start, frame.size, &mut parts);
@@ -83,7 +86,15 @@ impl Decoder<'_, '_, '_> {
                 return false;
             }
         }
-        if self.dctx.decompress(&mut *buf, bytes) != Ok(buf.len()) {
+        let skip_checksum = stop_early && own && frame.declared;
+        if skip_checksum && ignore_checksum(self.dctx, true).is_err() {
+            return false;
+        }
+        let decoded = self.dctx.decompress(&mut *buf, bytes) == Ok(buf.len());
+        if skip_checksum && ignore_checksum(self.dctx, false).is_err() {
+            return false;
+        }
+        if !decoded {
             return false;
         }
         match (check_sum, frame.checksum) {
