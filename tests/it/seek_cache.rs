@@ -146,3 +146,35 @@ fn a_checked_read_is_not_served_from_an_unchecked_decode() {
         );
     }
 }
+
+/// Threads sharing one kept table read their bytes: a read that finds the last frame taken
+/// by another decodes without it, never waits and never sees the other's frame.
+#[test]
+fn threads_sharing_a_table_read_their_bytes() {
+    let data = letters(131_072, 24);
+    for checksum in [false, true] {
+        let tfm = Acomp::with_zstd(ZstdParams::default().checksum(checksum)).unwrap();
+        for (writer, src) in sources(&data) {
+            let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+            std::thread::scope(|s| {
+                for t in 0..4u64 {
+                    let (tfm, table, src, data) = (&tfm, &table, &src, &data);
+                    s.spawn(move || {
+                        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ t;
+                        for _ in 0..400 {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            // Mostly inside two frames, so that threads meet on them.
+                            let off = (x % 32_768) + (x >> 60) * 16_384;
+                            let len = ((x >> 20) % 5000) as usize;
+                            let ranges = [(off, len)];
+                            let got = read_kept(tfm, table, src, Cut::One, &ranges);
+                            assert!(got == Ok(expected(data, &ranges)), "{writer} {off}+{len}");
+                        }
+                    });
+                }
+            });
+        }
+    }
+}
