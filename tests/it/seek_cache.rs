@@ -178,3 +178,21 @@ fn threads_sharing_a_table_read_their_bytes() {
         }
     }
 }
+
+/// A table's `Debug` names the frame it keeps and its sizes, not its bytes.
+#[test]
+fn debug_shows_the_last_frame_not_its_bytes() {
+    let data = letters(65_536, 25);
+    let src = c_written(&data, 16384, false);
+    let table = SeekTable::parse(&[IoSlice::new(&src)]).unwrap();
+    assert!(format!("{table:?}").contains("cache: FrameCache { frame: None }"));
+    let tfm = Acomp::new("zstd").unwrap();
+    read_kept(&tfm, &table, &src, Cut::One, &[(20_000, 10)]).unwrap();
+    let shown = format!("{table:?}");
+    assert!(
+        shown.contains("cache: FrameCache { frame: 1, checked: false, compressed_bytes: "),
+        "{shown}"
+    );
+    assert!(shown.contains("content_bytes: 16384 }"), "{shown}");
+    assert!(shown.len() < 2000, "{} bytes", shown.len());
+}

@@ -32,12 +32,28 @@ const CACHE_SIZE_MAX: usize = 132 * 1024;
 const NONE: usize = usize::MAX;
 
 /// The last frame decoded whole through a kept table.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct FrameCache {
     slot: Mutex<Slot>,
 }
 
-#[derive(Debug)]
+/// Which frame it holds and its sizes, not its bytes (a table's `Debug` stays short).
+impl std::fmt::Debug for FrameCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("FrameCache");
+        match self.slot.try_lock() {
+            Some(s) if s.frame != NONE => d
+                .field("frame", &s.frame)
+                .field("checked", &s.checked)
+                .field("compressed_bytes", &s.compressed.len())
+                .field("content_bytes", &s.content.len()),
+            Some(_) => d.field("frame", &None::<usize>),
+            None => d.field("frame", &"(in use)"),
+        };
+        d.finish()
+    }
+}
+
 struct Slot {
     /// The frame's index in the table, [`NONE`] where nothing is cached.
     frame: usize,
