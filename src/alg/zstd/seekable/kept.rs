@@ -98,6 +98,7 @@ pub struct SeekTable {
     cache: FrameCache,
 }
 
+/// A clone starts with no last frame of its own: its reads fill it.
 impl Clone for SeekTable {
     fn clone(&self) -> Self {
         SeekTable {
