@@ -124,12 +124,15 @@ impl Acomp {
     /// [`decompress_range`](Acomp::decompress_range) reads it (the same segments, the same
     /// result, the same zero fill), without reading or checking the table again: a binary
     /// search finds the first frame a segment touches, and only the frames the segments
-    /// touch are decoded. The source must be the one the table was parsed from: its length
-    /// and its seek table are compared with the table's on every read (12 bytes per frame
-    /// with checksums, 8 without).
+    /// touch are decoded (a read inside the frame the table decoded last, its bytes in the
+    /// source unchanged, copies it out: [`SeekTable`]). The source must be the one the
+    /// table was parsed from: its length and its seek table are compared with the table's
+    /// on every read (12 bytes per frame with checksums, 8 without).
     ///
     /// - **Unchecked** (the default parameters): each frame is decoded up to the last byte
-    ///   the segments take (to its end where they reach it, then held to its entry's size).
+    ///   the segments take (to its end where they reach it, then held to its entry's size;
+    ///   a frame of one block is decoded whole into the table's last frame, and held to its
+    ///   entry's size, whatever the read takes: [`SeekTable`], "The frame decoded last").
     ///   What such a read cannot see: a change inside the frame past where it stops, and,
     ///   through a table that is not confirmed ([`SeekTable::is_confirmed`]), an earlier
     ///   entry that lies about the size of a frame whose header declares none (the bytes

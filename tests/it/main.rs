@@ -28,6 +28,7 @@ mod range;
 mod readme;
 mod regressions;
 mod reuse;
+mod seek_cache;
 mod seekable;
 mod stress;
 mod threads;

@@ -7,6 +7,7 @@
 use std::io::IoSlice;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::cache::FrameCache;
 use super::{FOOTER, Frame, SEEKABLE_MAGIC, TableFrame, read_at};
 use crate::{Error, Walk};
 
@@ -39,8 +40,21 @@ use crate::{Error, Walk};
 /// each frame a read decodes is held to its entry (checked: to its checksums too), and
 /// what was confirmed of the frames it does not decode stands.
 ///
+/// **The frame decoded last.** The table keeps the last frame a read decoded whole, where
+/// its content is at most 128 KiB: that content and the frame's compressed bytes (so at
+/// most about 260 KiB, allocated on the first such read, against the 33 bytes a frame of
+/// the offsets; zstd's C library keeps a decoder and two 128 KiB buffers per
+/// `ZSTD_seekable`). A read whose segments fall inside that frame, where the source still
+/// holds the same bytes there (one comparison), is a copy out of it, not a decode; a
+/// checked read is served only from a frame a checked read decoded and checked. A read
+/// decodes a frame whole into it where that costs about what stopping early would: a frame
+/// the read decodes whole anyway, or a frame of one block (zstd decodes a block whole
+/// whatever part the read takes; zstd's C writer's empty last block counts as none). Such
+/// an unchecked read then holds the frame to its entry's size too.
+///
 /// The table is `Send + Sync`: threads share it by reference; what reads confirm is kept
-/// with atomics.
+/// with atomics, the last frame behind a lock only ever tried (a read that finds it taken
+/// decodes as without it, never waits).
 ///
 /// ```
 /// use std::io::IoSlice;
@@ -80,8 +94,11 @@ pub struct SeekTable {
     /// Every frame before this one has its entry confirmed.
     confirmed: AtomicUsize,
     verified: AtomicBool,
+    /// The frame decoded last (`cache.rs`).
+    cache: FrameCache,
 }
 
+/// A clone starts with no last frame of its own: its reads fill it.
 impl Clone for SeekTable {
     fn clone(&self) -> Self {
         SeekTable {
@@ -93,6 +110,7 @@ impl Clone for SeekTable {
             src_len: self.src_len,
             confirmed: AtomicUsize::new(self.confirmed.load(Ordering::Relaxed)),
             verified: AtomicBool::new(self.verified.load(Ordering::Relaxed)),
+            cache: FrameCache::default(),
         }
     }
 }
@@ -177,6 +195,7 @@ impl SeekTable {
             src_len: len,
             confirmed: AtomicUsize::new(first_undeclared),
             verified: AtomicBool::new(false),
+            cache: FrameCache::default(),
         })
     }
 
@@ -273,6 +292,12 @@ impl SeekTable {
             .find(|&i| !self.declared[i])
             .unwrap_or(self.frames());
         self.confirmed.fetch_max(next, Ordering::AcqRel);
+    }
+
+    /// The frame decoded last.
+    #[inline]
+    pub(crate) fn cache(&self) -> &FrameCache {
+        &self.cache
     }
 
     pub(crate) fn set_verified(&self) {

@@ -18,9 +18,11 @@
 //! from then on, a table that breaks the format, or contradicts the frames before it, is
 //! `EBADMSG`.
 
+mod cache;
 mod fragments;
 pub(crate) mod kept;
 mod read;
+mod whole;
 
 pub(crate) use fragments::sub_fragments;
 use fragments::{read_at, skip};

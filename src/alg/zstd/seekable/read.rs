@@ -17,6 +17,7 @@ use xxhash_rust::xxh64::Xxh64;
 use zstd_safe::zstd_sys::ZSTD_MAGICNUMBER;
 use zstd_safe::{DCtx, DParameter, ResetDirective};
 
+use super::cache::FrameCache;
 use super::kept::SeekTable;
 use super::{ENTRY_DISAGREES, Frame, MAX_FRAME_CONTENT, TableFrame, read_at, sub_fragments};
 
@@ -55,7 +56,7 @@ fn own_checksum(frame_src: &[IoSlice<'_>], size: usize) -> Option<u32> {
 /// Sets zstd's `ZSTD_d_forceIgnoreChecksum` for the next frame (a session reset first:
 /// parameters change only between frames). Every read that sets it clears it again, so
 /// no other request of the workspace runs with it.
-fn ignore_checksum(dctx: &mut DCtx<'_>, on: bool) -> Result<(), Error> {
+pub(super) fn ignore_checksum(dctx: &mut DCtx<'_>, on: bool) -> Result<(), Error> {
     let fail = |c| Error::Corrupt {
         detail: crate::alg::zstd::errors::corrupt_detail(c),
     };
@@ -79,7 +80,10 @@ impl Decoder<'_, '_, '_> {
     /// be decoded whole (`whole`). Returns the content offset the output reached. A frame
     /// decoded whole must end where its entry says (its content and its bytes); with
     /// `check_sum`, its content's XXH64 must match the entry's checksum where it has one.
-    fn frame(
+    /// `stop_early`: the read needs less than the whole frame (the frame's own checksum,
+    /// which it would not reach, is not computed).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn frame(
         &mut self,
         src: &[IoSlice<'_>],
         frame: &Frame,
@@ -87,6 +91,7 @@ impl Decoder<'_, '_, '_> {
         want: u64,
         whole: bool,
         check_sum: bool,
+        stop_early: bool,
     ) -> Result<u64, Error> {
         debug_assert!(frame.content <= u64::from(MAX_FRAME_CONTENT));
         let mut frame_src = Vec::new();
@@ -103,7 +108,7 @@ impl Decoder<'_, '_, '_> {
             (check_sum && frame.checksum.is_some() && own.is_none()).then(|| Xxh64::new(0));
         // A read that stops inside a frame that declares its content size never reaches
         // the frame's checksum: zstd is told not to compute it (restored below).
-        let skip_checksum = !whole && frame.declared && own_flag(&frame_src, frame.size);
+        let skip_checksum = stop_early && frame.declared && own_flag(&frame_src, frame.size);
         if skip_checksum {
             ignore_checksum(self.dctx, true)?;
         }
@@ -142,7 +147,7 @@ impl Decoder<'_, '_, '_> {
     ) -> Result<(), Error> {
         let mut probe = [0u8; 1];
         let mut parts = [Segment::new(frame.content, &mut probe)];
-        self.frame(src, frame, &mut parts, 0, true, check_sum)
+        self.frame(src, frame, &mut parts, 0, true, check_sum, false)
             .map(|_| ())
     }
 
@@ -151,14 +156,17 @@ impl Decoder<'_, '_, '_> {
     /// decoded, alone, into that part of the segments. With `checked` each such frame is
     /// decoded to its end and its checksums checked, and every frame passed on the way
     /// whose entry is not confirmed (and whose content starts before the segments end) is
-    /// decoded to confirm it. Returns the extent offset the output reached, as the plain
-    /// range read does, and how many of `frames` were passed.
+    /// decoded to confirm it. With `cache` (a kept table's, and the index of the first of
+    /// `frames`), a frame worth it is decoded whole into the cache and the segments' part
+    /// copied out of it. Returns the extent offset the output reached, as the plain range
+    /// read does, and how many of `frames` were passed.
     pub(crate) fn read(
         &mut self,
         src: &[IoSlice<'_>],
         frames: impl Iterator<Item = Frame>,
         segments: &mut [Segment<'_>],
         checked: bool,
+        cache: Option<(&FrameCache, usize)>,
     ) -> Result<(u64, usize), Error> {
         // Where the last segment that takes bytes ends: the entries of the frames before
         // it place every byte the read returns (and where the content ends).
@@ -212,10 +220,26 @@ impl Decoder<'_, '_, '_> {
             // content longer than listed.
             let mut probe = [0u8; 1];
             let whole = checked || want == content;
+            if let Some((cache, at)) = cache.filter(|(c, _)| c.worth(src, &frame, whole)) {
+                let filled = cache.fill(src, at + passed - 1, &frame, checked, |buf| {
+                    self.whole_into(src, &frame, buf, checked, !whole)
+                });
+                if let Some(res) = filled {
+                    let (pos, cached) = res?;
+                    for p in &mut parts {
+                        let from = p.offset() as usize;
+                        let len = p.len();
+                        p.buf_mut()
+                            .copy_from_slice(&cached.content()[from..from + len]);
+                    }
+                    end = frame_start + pos;
+                    continue;
+                }
+            }
             if whole {
                 parts.push(Segment::new(content, &mut probe));
             }
-            let pos = self.frame(src, &frame, &mut parts, want, whole, checked)?;
+            let pos = self.frame(src, &frame, &mut parts, want, whole, checked, !whole)?;
             end = frame_start + pos;
         }
         Ok((end, passed))
@@ -267,7 +291,7 @@ impl Zstd {
         };
         let checked = self.params.checksum;
         decoder
-            .read(src, frames.into_iter(), segments, checked)
+            .read(src, frames.into_iter(), segments, checked, None)
             .map(|(end, _)| end)
     }
 }
@@ -300,13 +324,22 @@ impl Decoder<'_, '_, '_> {
             .map_or(u64::MAX, |s| s.offset());
         let touched = table.frame_at(offset);
         let confirmed = table.confirmed();
+        // The frame decoded last, where the read falls inside it (a checked read: where the
+        // entries before it are confirmed).
+        if touched < table.frames() && (!checked || touched <= confirmed) {
+            let frame = table.frame(touched);
+            if let Some(end) = table.cache().serve(src, touched, &frame, segments, checked) {
+                return Ok(end);
+            }
+        }
         let first = if checked {
             touched.min(confirmed)
         } else {
             touched
         };
         let frames = (first..table.frames()).map(|i| table.frame(i));
-        let (end, passed) = decoder.read(src, frames, segments, checked)?;
+        let cache = Some((table.cache(), first));
+        let (end, passed) = decoder.read(src, frames, segments, checked, cache)?;
         // A checked read that started at or before the first unconfirmed frame confirmed
         // every frame it passed (decoded whole, confirmed, or declared).
         if checked && first <= confirmed && first + passed > confirmed {
