@@ -24,8 +24,10 @@ use crate::stats::{Counters, dec, inc};
 pub(crate) const SHARDS: usize = 64;
 
 /// One shard of the entries: offset to entry (its slot and generation, [`EntryRef::key`]), a
-/// hash map, so that memory follows the pages stored and not the largest offset.
-pub(crate) type Shard = Mutex<HashMap<u64, u64>>;
+/// hash map, so that memory follows the pages stored and not the largest offset. Hashed with
+/// foldhash (a multiply and a fold per `u64`, seeded per process), not the standard
+/// library's SipHash: an offset is the caller's number, not input from a network.
+pub(crate) type Shard = Mutex<HashMap<u64, u64, foldhash::fast::RandomState>>;
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
 /// offset, an LRU and an optional swap device. `Send + Sync`: share it (`&Zswap`, `Arc`)
