@@ -178,6 +178,7 @@ mod stats;
 mod store;
 mod sys;
 mod tier;
+mod unit;
 
 pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};

@@ -204,6 +204,8 @@ pub enum BuildError {
     BudgetTooSmall(u64),
     /// `accept_threshold_percent` is above 100.
     BadThreshold(u8),
+    /// `recompress_unit_pages` is 0 or above [`MAX_FOLIO_PAGES`].
+    BadUnit(usize),
 }
 
 impl std::fmt::Display for BuildError {
@@ -217,6 +219,12 @@ impl std::fmt::Display for BuildError {
             }
             BuildError::BadThreshold(p) => {
                 write!(f, "accept_threshold_percent {p} is above 100")
+            }
+            BuildError::BadUnit(n) => {
+                write!(
+                    f,
+                    "recompress_unit_pages {n} is not 1..={MAX_FOLIO_PAGES} pages"
+                )
             }
         }
     }

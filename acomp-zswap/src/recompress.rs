@@ -91,6 +91,13 @@ impl Zswap {
         let Some(recomp) = &self.recomp else {
             return 0;
         };
+        if self.unit_pages > 1 {
+            let done = self.recompress_units(recomp, max_pages, &stop);
+            if done > 0 {
+                self.compact();
+            }
+            return done;
+        }
         let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut done = 0;
@@ -118,22 +125,10 @@ impl Zswap {
                 }
                 tried += 1;
                 let start = sys::thread_cpu_ns();
-                let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
-                let c = &self.counters;
-                c.recompress_cpu_ns
+                done += self.recompress_entry(recomp, offset, &entry, &mut src, &mut dst);
+                self.counters
+                    .recompress_cpu_ns
                     .fetch_add(sys::thread_cpu_ns().saturating_sub(start), Relaxed);
-                match outcome {
-                    Outcome::Recompressed => {
-                        done += 1;
-                        inc(&c.recompressed_pages);
-                    }
-                    Outcome::Skipped => {
-                        entry.idle.tried.store(true, Relaxed);
-                        inc(&c.recompress_skipped_pages);
-                    }
-                    Outcome::Never => entry.idle.tried.store(true, Relaxed),
-                    Outcome::Raced => {}
-                }
             }
         }
         if done > 0 {
@@ -143,6 +138,42 @@ impl Zswap {
             self.compact();
         }
         done
+    }
+
+    /// The entry at `offset` recompressed alone, counted; 1 if it was. A window of units
+    /// with one idle page in it comes here.
+    pub(crate) fn recompress_single(&self, recomp: &Acomp, offset: u64) -> usize {
+        let Some(entry) = self.lookup(offset) else {
+            return 0;
+        };
+        let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
+        self.recompress_entry(recomp, offset, &entry, &mut src, &mut dst)
+    }
+
+    /// [`Zswap::recompress_one`], counted; 1 if the entry was recompressed.
+    fn recompress_entry(
+        &self,
+        recomp: &Acomp,
+        offset: u64,
+        entry: &Entry,
+        src: &mut Page,
+        dst: &mut Page,
+    ) -> usize {
+        let c = &self.counters;
+        match self.recompress_one(recomp, offset, entry, src, dst) {
+            Outcome::Recompressed => {
+                inc(&c.recompressed_pages);
+                return 1;
+            }
+            Outcome::Skipped => {
+                entry.idle.tried.store(true, Relaxed);
+                inc(&c.recompress_skipped_pages);
+            }
+            Outcome::Never => entry.idle.tried.store(true, Relaxed),
+            Outcome::Raced => {}
+        }
+        0
     }
 
     fn recompress_one(
