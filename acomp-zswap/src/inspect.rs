@@ -119,6 +119,12 @@ impl Zswap {
         })
     }
 
+    /// The recompression transform ([`crate::Builder::recompress`]), for its
+    /// [`acomp::Acomp::stats`].
+    pub fn recompress_acomp(&self) -> Option<&acomp::Acomp> {
+        self.recomp.as_ref()
+    }
+
     /// Pool entries in the LRU now (those the shrinker may write back).
     pub fn lru_len(&self) -> usize {
         self.lru.len()

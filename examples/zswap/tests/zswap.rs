@@ -596,14 +596,16 @@ fn recompress_spec_parses_levels_and_dict() {
         parse_spec("9+dict"),
         Ok(Spec {
             level: 9,
-            dict: true
+            dict: true,
+            unit: 1
         })
     );
     assert_eq!(
         parse_spec("-3"),
         Ok(Spec {
             level: -3,
-            dict: false
+            dict: false,
+            unit: 1
         })
     );
     // zstd's whole range (acomp::zstd::MIN_LEVEL..=MAX_LEVEL), 0 left out.
@@ -616,6 +618,24 @@ fn recompress_spec_parses_levels_and_dict() {
     assert!(parse_spec("0").is_err());
     assert!(parse_spec("23").is_err());
     assert!(parse_spec("9+lz4").is_err());
+    assert_eq!(
+        parse_spec("9+dict+unit64"),
+        Ok(Spec {
+            level: 9,
+            dict: true,
+            unit: 64
+        })
+    );
+    assert_eq!(
+        parse_spec("3+unit16").map(|s| (s.dict, s.unit)),
+        Ok((false, 16))
+    );
+    assert_eq!(
+        parse_spec("3+unit65"),
+        Err("\"unit65\": a unit is unit1 to unit64 pages".into())
+    );
+    assert!(parse_spec("3+unit0").is_err());
+    assert!(parse_spec("3+unit16+dict").is_err());
     assert!(parse_spec("nine").is_err());
 }
 
@@ -634,6 +654,7 @@ fn recompress_row_on_text_pages() {
         Spec {
             level: 3,
             dict: false,
+            unit: 1,
         },
     )
     .unwrap();
