@@ -23,6 +23,7 @@ pub struct Builder {
     device: Option<Box<dyn SwapDevice>>,
     recompress: Option<Acomp>,
     unit_pages: usize,
+    pressure_percent: Option<u8>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -153,12 +154,26 @@ impl Builder {
         self
     }
 
+    /// Recompression on pool pressure: the thread of
+    /// [`Zswap::recompress_every`](crate::Zswap::recompress_every) also recompresses, without
+    /// waiting for its interval, once the pool passes `percent` of its budget
+    /// (`max_pool_bytes`), as zram's users run `recompress` from a memory-pressure signal.
+    /// It recompresses the entries idle since the last mark, once until the next mark; it
+    /// looks at the pool every [`PRESSURE_POLL`](crate::PRESSURE_POLL) or `interval`,
+    /// whichever is shorter. Without [`Zswap::recompress_every`](crate::Zswap::recompress_every)
+    /// it does nothing.
+    pub fn recompress_pressure_percent(mut self, percent: u8) -> Self {
+        self.pressure_percent = Some(percent);
+        self
+    }
+
     /// The tier.
     ///
     /// # Errors
     ///
     /// [`BuildError::BudgetTooSmall`] for a budget under a page;
     /// [`BuildError::BadThreshold`] for a threshold above 100;
+    /// [`BuildError::BadPressure`] for a pressure percentage of 0 or above 100;
     /// [`BuildError::BadUnit`] for a unit of 0 or more than
     /// [`MAX_FOLIO_PAGES`](crate::MAX_FOLIO_PAGES) pages.
     pub fn build(self) -> Result<Zswap, BuildError> {
@@ -171,6 +186,9 @@ impl Builder {
         }
         if !(1..=crate::MAX_FOLIO_PAGES).contains(&self.unit_pages) {
             return Err(BuildError::BadUnit(self.unit_pages));
+        }
+        if let Some(p) = self.pressure_percent.filter(|p| !(1..=100).contains(p)) {
+            return Err(BuildError::BadPressure(p));
         }
         let max_pages = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
         let accept_pages =
@@ -190,6 +208,9 @@ impl Builder {
             counters: Counters::default(),
             recomp: self.recompress,
             unit_pages: self.unit_pages,
+            pressure_pages: self
+                .pressure_percent
+                .map(|p| (max_pages as u128 * u128::from(p) / 100) as usize),
         })
     }
 }
@@ -205,6 +226,7 @@ impl Zswap {
             device: None,
             recompress: None,
             unit_pages: 1,
+            pressure_percent: None,
         }
     }
 }

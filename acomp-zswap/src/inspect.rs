@@ -87,6 +87,7 @@ impl Zswap {
             held_unit_pages: get(&c.held_unit_pages),
             held_unit_bytes: get(&c.held_unit_bytes),
             recompressed_unit_pages: get(&c.recompressed_unit_pages),
+            recompress_pressure_passes: get(&c.recompress_pressure_passes),
             clean_dropped: get(&c.clean_dropped),
         }
     }

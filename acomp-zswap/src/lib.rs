@@ -188,7 +188,7 @@ pub use outcome::{
     StoreKind,
 };
 pub use pool::PoolStats;
-pub use recompress::Recompressing;
+pub use recompress::{PRESSURE_POLL, Recompressing};
 pub use shrink::WRITEBACK_BATCH;
 pub use stats::Stats;
 pub use store::STORE_BATCH;

@@ -206,6 +206,8 @@ pub enum BuildError {
     BadThreshold(u8),
     /// `recompress_unit_pages` is 0 or above [`MAX_FOLIO_PAGES`].
     BadUnit(usize),
+    /// `recompress_pressure_percent` is 0 or above 100.
+    BadPressure(u8),
 }
 
 impl std::fmt::Display for BuildError {
@@ -219,6 +221,9 @@ impl std::fmt::Display for BuildError {
             }
             BuildError::BadThreshold(p) => {
                 write!(f, "accept_threshold_percent {p} is above 100")
+            }
+            BuildError::BadPressure(p) => {
+                write!(f, "recompress_pressure_percent {p} is not 1..=100")
             }
             BuildError::BadUnit(n) => {
                 write!(

@@ -20,7 +20,7 @@
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use acomp::Acomp;
 use parking_lot::{Condvar, Mutex};
@@ -32,6 +32,10 @@ use crate::stats::inc;
 use crate::sys;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
+
+/// How often the thread of [`Zswap::recompress_every`] looks at the pool's size, with
+/// [`Builder::recompress_pressure_percent`].
+pub const PRESSURE_POLL: Duration = Duration::from_millis(100);
 
 /// What one try at an entry did.
 enum Outcome {
@@ -55,6 +59,12 @@ impl Zswap {
                 e.idle.idle.store(true, Relaxed);
             }
         }
+    }
+
+    /// Whether the pool has passed [`Builder::recompress_pressure_percent`] of its budget.
+    fn under_pressure(&self) -> bool {
+        self.pressure_pages
+            .is_some_and(|p| self.pool.stats().pages >= p)
     }
 
     /// Whether `offset`'s entry is marked idle now.
@@ -260,7 +270,11 @@ impl Zswap {
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries
     /// idle since its last pass ([`Zswap::recompress_idle`]) and marks every entry idle
     /// again ([`Zswap::mark_idle`]), so that a page left alone for one to two intervals is
-    /// recompressed. The thread holds the tier only while it works; it stops when the
+    /// recompressed. With [`Builder::recompress_pressure_percent`], it also looks at the
+    /// pool every [`PRESSURE_POLL`] (or `interval`, if shorter), and where the pool has
+    /// passed that share of its budget, recompresses the entries idle since the last mark
+    /// right away, once until the next mark
+    /// ([`Stats::recompress_pressure_passes`](crate::Stats::recompress_pressure_passes)). The thread holds the tier only while it works; it stops when the
     /// returned [`Recompressing`] is dropped (within the entry it is recompressing, and the
     /// compaction that ends its pass) or the last `Arc` of the tier goes.
     ///
@@ -274,26 +288,40 @@ impl Zswap {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let tier: Weak<Zswap> = Arc::downgrade(self);
         let flag = Arc::clone(&stop);
+        let poll = self.pressure_pages.map(|_| interval.min(PRESSURE_POLL));
         let thread = std::thread::Builder::new()
             .name("zswap-recompress".into())
             .spawn(move || {
                 let (lock, cv) = &*flag;
+                let mut next = Instant::now() + interval;
+                // A pass for pressure since the last mark: at most one per interval.
+                let mut pressed = false;
                 loop {
                     {
                         let mut stopped = lock.lock();
+                        let left = next.saturating_duration_since(Instant::now());
                         if !*stopped {
-                            cv.wait_for(&mut stopped, interval);
+                            cv.wait_for(&mut stopped, poll.map_or(left, |p| p.min(left)));
                         }
                         if *stopped {
                             return;
                         }
                     }
                     let Some(z) = tier.upgrade() else { return };
+                    if Instant::now() < next {
+                        if !pressed && z.under_pressure() {
+                            pressed = true;
+                            inc(&z.counters.recompress_pressure_passes);
+                            z.recompress_pass(usize::MAX, || *lock.lock());
+                        }
+                        continue;
+                    }
                     z.recompress_pass(usize::MAX, || *lock.lock());
                     if *lock.lock() {
                         return;
                     }
                     z.mark_idle();
+                    (next, pressed) = (Instant::now() + interval, false);
                 }
             })?;
         Ok(Recompressing {

@@ -112,6 +112,9 @@ pub struct Stats {
     /// Counter: CPU time recompression spent (the thread's CPU clock around decompressing
     /// and recompressing each page), in nanoseconds.
     pub recompress_cpu_ns: u64,
+    /// Counter: passes the recompression thread ran because the pool passed
+    /// [`crate::Builder::recompress_pressure_percent`] of its budget.
+    pub recompress_pressure_passes: u64,
     /// Counter: clean copies the tier dropped at its budget, before writing back or
     /// refusing anything.
     pub clean_dropped: u64,
@@ -162,6 +165,7 @@ pub(crate) struct Counters {
     pub held_unit_pages: AtomicU64,
     pub held_unit_bytes: AtomicU64,
     pub recompressed_unit_pages: AtomicU64,
+    pub recompress_pressure_passes: AtomicU64,
     pub clean_dropped: AtomicU64,
 }
 

@@ -60,6 +60,9 @@ pub struct Zswap {
     /// Pages of a recompression unit ([`crate::Builder::recompress_unit_pages`]): 1, page by
     /// page.
     pub(crate) unit_pages: usize,
+    /// Pool pages past which the recompression thread recompresses at once
+    /// ([`crate::Builder::recompress_pressure_percent`]).
+    pub(crate) pressure_pages: Option<usize>,
 }
 
 impl std::fmt::Debug for Zswap {

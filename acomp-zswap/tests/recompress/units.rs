@@ -90,6 +90,11 @@ fn idle_pages_of_a_window_become_one_unit() {
         z.load(o, &mut out).unwrap();
         assert_eq!(check(o, &out), 1);
     }
+    // The first of its 63 pages to leave makes the frame held.
+    z.invalidate(0);
+    let s = z.stats();
+    assert_eq!((s.held_unit_pages, s.held_unit_bytes), (1, frame as u64));
+    assert_eq!((s.held_folio_pages, s.held_folio_bytes), (1, frame as u64));
 }
 
 /// Windows are aligned: 60..68 idle in units of 64 gives a unit of 60..64 and one of
