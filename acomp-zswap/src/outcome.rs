@@ -29,7 +29,9 @@ pub struct FolioInfo {
     pub id: u64,
     /// The offset of its first page.
     pub first: u64,
-    /// Its pages (offsets `first..first + pages`).
+    /// Its pages (offsets `first..first + pages`). A unit of recompressed idle pages
+    /// ([`crate::Builder::recompress_unit_pages`]) serves only some of them: those whose
+    /// [`Zswap::folio`] gives its id.
     pub pages: usize,
     /// Bytes of its frame.
     pub length: usize,
