@@ -129,8 +129,8 @@ struct Args {
     /// hot and of recompressed pages apart. The value is the zstd level, `+dict` for a
     /// dictionary trained on the pages (`19+dict`), `+unitN` to recompress idle pages in
     /// units of N neighbouring pages (`9+dict+unit64`); a list gives a row each
-    /// (`9+dict,9+dict+unit8`). Default 9+dict+unit64.
-    #[arg(long, value_name = "LEVEL[+dict][+unitN]", num_args = 0..=1, value_delimiter = ',', default_missing_value = "9+dict+unit64", value_parser = recomp::parse_spec)]
+    /// (`9+dict,9+dict+unit8`). Default 15+dict+unit64.
+    #[arg(long, value_name = "LEVEL[+dict][+unitN]", num_args = 0..=1, value_delimiter = ',', default_missing_value = "15+dict+unit64", value_parser = recomp::parse_spec)]
     recompress: Vec<recomp::Spec>,
     /// Also place the pages in a region of acomp-pager (an lz4 tier; and lz4 with idle
     /// pages recompressed by zstd), page them out and touch them back in a random and a
