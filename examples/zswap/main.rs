@@ -380,11 +380,12 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.path.display(),
             input.len()
         );
-        // The recompression row twice: its hot loads, and its recompressed loads.
+        // The recompression rows again: their hot loads, and their recompressed loads (in
+        // order, and for units at random too).
         let plotted: Vec<compare::Row> = rows
             .iter()
             .cloned()
-            .chain(rows.iter().filter_map(recomp::cold_point))
+            .chain(rows.iter().flat_map(recomp::cold_points))
             .collect();
         plot::draw(&plotted, &title, path)?;
         println!("plot: {}", path.display());

@@ -309,12 +309,26 @@ pub fn print(rows: &[Row]) {
     }
 }
 
-/// The row again with its cold loads as its load figure, for the plot: a second point.
-pub fn cold_point(r: &Row) -> Option<Row> {
-    let f = r.recompress.as_ref()?;
-    let mut c = r.clone();
-    c.name = format!("{} (recompressed loads)", r.name);
-    c.load_mib_s = f.load_cold_mib_s;
-    c.recompress = None;
-    Some(c)
+/// The row again with its recompressed loads as its load figure, for the plot: a point in
+/// order and, for units (whose single-page loads at random decode the unit up to the
+/// page), a point at random.
+pub fn cold_points(r: &Row) -> Vec<Row> {
+    let Some(f) = r.recompress.as_ref() else {
+        return Vec::new();
+    };
+    let point = |what: &str, speed: f64| {
+        let mut c = r.clone();
+        c.name = format!("{} ({what})", r.name);
+        c.load_mib_s = speed;
+        c.recompress = None;
+        c
+    };
+    let mut points = vec![point("recompressed loads", f.load_cold_mib_s)];
+    if f.unit_pages > 1 {
+        points.push(point(
+            "recompressed loads at random",
+            f.load_cold_random_mib_s,
+        ));
+    }
+    points
 }

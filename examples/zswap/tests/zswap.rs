@@ -680,3 +680,35 @@ fn recompress_row_on_text_pages() {
     }
     assert!(json["name"].as_str().unwrap().contains("recompress"));
 }
+
+/// The `--recompress` row with units: every page back (in order and at random), the idle
+/// pages in units of 8, and the unit figures in its JSON object.
+#[test]
+fn recompress_row_with_units_on_text_pages() {
+    use zswap_main::recomp::{Spec, row};
+    let phrase = b"idle pages go to zstd in units, hot ones stay in lz4; ";
+    let text: Vec<u8> = (0..64 * 4096)
+        .map(|i: usize| phrase[i % phrase.len()] ^ (i / 4096) as u8)
+        .collect();
+    let input = Input::from_bytes("text".into(), text);
+    let spec = Spec {
+        level: 3,
+        dict: false,
+        unit: 8,
+    };
+    let r = row(&input, spec).unwrap();
+    assert_eq!((r.pages, r.verified_pages), (64, 64));
+    let f = r.recompress.as_ref().unwrap();
+    assert_eq!(f.unit_pages, 8);
+    assert!(f.recompressed_unit_pages > 0 && f.stored_units > 0, "{f:?}");
+    assert!(r.name.ends_with("in 8-page units"), "{}", r.name);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "load_cold_random_mib_s",
+        "recompressed_unit_pages",
+        "stored_units",
+    ] {
+        assert!(json[key].is_number(), "{key} in {json}");
+    }
+    assert_eq!(zswap_main::recomp::cold_points(&r).len(), 2);
+}
