@@ -274,9 +274,10 @@ impl Zswap {
     /// pool every [`PRESSURE_POLL`] (or `interval`, if shorter), and where the pool has
     /// passed that share of its budget, recompresses the entries idle since the last mark
     /// right away, once until the next mark
-    /// ([`Stats::recompress_pressure_passes`](crate::Stats::recompress_pressure_passes)). The thread holds the tier only while it works; it stops when the
-    /// returned [`Recompressing`] is dropped (within the entry it is recompressing, and the
-    /// compaction that ends its pass) or the last `Arc` of the tier goes.
+    /// ([`Stats::recompress_pressure_passes`](crate::Stats::recompress_pressure_passes)).
+    /// The thread holds the tier only while it works; it stops when the returned
+    /// [`Recompressing`] is dropped (within the entry it is recompressing, or the unit, and
+    /// the compaction that ends its pass) or the last `Arc` of the tier goes.
     ///
     /// # Errors
     ///
@@ -332,8 +333,8 @@ impl Zswap {
 }
 
 /// The thread of [`Zswap::recompress_every`]; dropping it stops the thread and waits for it:
-/// a pass under way ends after the entry it is recompressing (and compacts what it
-/// recompressed), not after every idle entry.
+/// a pass under way ends after the entry (or the unit) it is recompressing (and compacts
+/// what it recompressed), not after every idle entry.
 #[derive(Debug)]
 pub struct Recompressing {
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -342,7 +343,7 @@ pub struct Recompressing {
 
 impl Recompressing {
     /// Tells the thread to stop, without waiting for it: a pass under way ends after the
-    /// entry it is recompressing (and compacts what it recompressed), and no pass starts
+    /// entry (or the unit) it is recompressing (and compacts what it recompressed), and no pass starts
     /// after. Dropping the handle stops the thread too, and waits for it.
     pub fn stop(&self) {
         *self.stop.0.lock() = true;
