@@ -331,3 +331,57 @@ fn a_unit_of_one_is_not_kept() {
     assert_eq!(z.recompress_idle(usize::MAX), 1);
     assert!(z.is_recompressed(b));
 }
+
+/// While a unit is compressed (the hook holds the pass there), loads and stores of its own
+/// pages (its first page's too) and of other offsets of its first page's shard go on: the
+/// pass holds no entry's lock and no shard's there. Each must complete while the hook waits (it gives up after 3 s, and the
+/// test fails then rather than hangs). The page loaded and the page stored again leave the
+/// unit: it is made of the other six.
+#[test]
+fn others_go_on_while_a_unit_compresses() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::mpsc::sync_channel;
+    let b = RACE + 512;
+    let (z, _) = unit_tier(64);
+    let z = Arc::new(z);
+    stored_idle(&z, b..b + 8);
+    z.store(b + 64, &page(b + 64, 1)).unwrap(); // b's shard, another window
+    let (held_tx, held_rx) = sync_channel::<()>(1);
+    let (go_tx, go_rx) = sync_channel::<()>(1);
+    let (go_rx, gave_up) = (
+        parking_lot::Mutex::new(go_rx),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let flag = Arc::clone(&gave_up);
+    while_recompressing(Some(Arc::new(move |o| {
+        if o == b {
+            held_tx.send(()).unwrap();
+            if go_rx.lock().recv_timeout(Duration::from_secs(3)).is_err() {
+                flag.store(true, Relaxed);
+            }
+        }
+    })));
+    let pass = {
+        let z = Arc::clone(&z);
+        std::thread::spawn(move || z.recompress_idle(usize::MAX))
+    };
+    held_rx.recv().unwrap();
+    let mut out = [0u8; PAGE_SIZE];
+    z.load(b + 1, &mut out).unwrap();
+    z.store(b, &page(b, 2)).unwrap();
+    z.load(b + 64, &mut out).unwrap();
+    z.store(b + 128, &page(b + 128, 1)).unwrap();
+    assert!(z.invalidate(b + 128));
+    let in_time = !gave_up.load(Relaxed);
+    let _ = go_tx.send(());
+    let done = pass.join().unwrap();
+    while_recompressing(None);
+    assert!(in_time, "a load or store waited for the unit's compression");
+    assert_eq!(done, 6);
+    assert_eq!(
+        unit_members(&z, b..b + 8),
+        (b + 2..b + 8).collect::<Vec<_>>()
+    );
+    z.load(b, &mut out).unwrap();
+    assert_eq!(check(b, &out), 2);
+}
