@@ -122,8 +122,10 @@ impl Builder {
     ///
     /// A unit compresses better than its pages alone (the pages share one window), and
     /// a load pays more: a page's load decodes the frame up to its page, and a second load
-    /// from the same unit in the same thread decodes the rest once for the pages after it.
-    /// Units serve cold pages that are loaded seldom, or together.
+    /// from the same unit in the same thread decodes the rest once for the pages after it
+    /// (each thread that loads a unit's page keeps a buffer of up to the unit's size for
+    /// this, 256 KiB for 64 pages). Units serve cold pages that are loaded seldom, or
+    /// together.
     ///
     /// ```
     /// use acomp::Acomp;
