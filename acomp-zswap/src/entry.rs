@@ -128,8 +128,14 @@ pub(crate) struct Folio {
     pub(crate) id: u64,
     /// The offset of its first page.
     pub(crate) first: u64,
-    /// Its pages.
+    /// Its pages: the page slots of its frame, `first..first + pages`.
     pub(crate) pages: usize,
+    /// The entries it served when it was made: `pages` for a stored folio, fewer for a
+    /// recompressed unit whose frame has slots for offsets it does not serve.
+    pub(crate) members: usize,
+    /// The transform that wrote the frame: the tier's (a stored folio) or the recompression
+    /// transform's (a unit of idle pages, `src/unit.rs`).
+    pub(crate) codec: FrameTag,
     /// Bytes of the frame.
     pub(crate) length: usize,
     /// The frame in page-sized objects and a tail; empty once freed.

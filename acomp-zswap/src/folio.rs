@@ -38,7 +38,7 @@ use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
 
 /// Folio ids, over every tier: a copy of one folio's bytes never matches another's.
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The destination of a folio's compression (the folio's size).
@@ -51,7 +51,7 @@ thread_local! {
     static SCRATCH: RefCell<(u64, Vec<u8>)> = const { RefCell::new((0, Vec::new())) };
 }
 
-fn decoded(res: Result<usize, acomp::Error>, want: usize) -> Result<(), LoadError> {
+pub(crate) fn decoded(res: Result<usize, acomp::Error>, want: usize) -> Result<(), LoadError> {
     match res {
         Ok(n) if n == want => Ok(()),
         Ok(n) => Err(LoadError::WrongLength(n)),
@@ -186,6 +186,8 @@ impl Zswap {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             first: offset,
             pages: n,
+            members: n,
+            codec: FrameTag::Primary,
             length,
             chunks: RwLock::new(chunks),
             live: AtomicUsize::new(n),
@@ -214,16 +216,25 @@ impl Zswap {
             let entries: Option<Vec<EntryRef<'_>>> =
                 (0..n as u64).map(|k| self.lookup(offset + k)).collect();
             if let Some(entries) = entries {
-                // Locked in offset order, for reading only: no writer holds two.
-                let guards: Vec<_> = entries.iter().map(|e| e.read()).collect();
-                let whole = match &*guards[0] {
+                // The first page's lock, then the others' where no writer holds them: a
+                // thread that holds an entry's lock never waits for another's (`slab.rs`);
+                // where one is busy, the pages are loaded one by one below.
+                let guards: Option<Vec<_>> = entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| if i == 0 { Some(e.read()) } else { e.try_read() })
+                    .collect();
+                let whole = match guards.as_deref().map(|g| (&*g[0], g)) {
+                    None => None,
+                    Some((first, guards)) => match first {
                     State::Folio { folio, index: 0 } if folio.pages == n => {
                         guards.iter().enumerate().all(|(k, g)| {
                             matches!(&**g, State::Folio { folio: f, index } if *index == k && Arc::ptr_eq(f, folio))
                         })
                         .then(|| Arc::clone(folio))
                     }
-                    _ => None,
+                        _ => None,
+                    },
                 };
                 if let Some(folio) = whole {
                     entries
@@ -231,7 +242,7 @@ impl Zswap {
                         .for_each(|e| e.referenced.store(true, Ordering::Relaxed));
                     let chunks = folio.chunks.read();
                     return self
-                        .decode_frame(&chunks, folio.length, pages.as_flattened_mut())
+                        .decode_frame(folio.codec, &chunks, folio.length, pages.as_flattened_mut())
                         .inspect_err(|_| inc(&self.counters.decompress_fail));
                 }
             }
@@ -281,8 +292,13 @@ impl Zswap {
             }
             entry.referenced.store(true, Ordering::Relaxed);
             let chunks = folio.chunks.read();
-            self.decode_frame(&chunks, folio.length, out[..folio.pages].as_flattened_mut())
-                .inspect_err(|_| inc(&self.counters.decompress_fail))?;
+            self.decode_frame(
+                folio.codec,
+                &chunks,
+                folio.length,
+                out[..folio.pages].as_flattened_mut(),
+            )
+            .inspect_err(|_| inc(&self.counters.decompress_fail))?;
             return Ok(folio.info());
         }
     }
@@ -296,6 +312,9 @@ impl Zswap {
         k: usize,
         page: &mut Page,
     ) -> Result<LoadKind, LoadError> {
+        if folio.codec == FrameTag::Recompressed {
+            return self.read_unit_page(folio, k, page);
+        }
         let chunks = folio.chunks.read();
         let res = if self.tfm.codec() == Codec::Zstd {
             let at = (k * PAGE_SIZE) as u64;
@@ -311,7 +330,7 @@ impl Zswap {
                 if *held != folio.id {
                     *held = 0;
                     buf.resize(folio.pages * PAGE_SIZE, 0);
-                    self.decode_frame(&chunks, folio.length, buf)?;
+                    self.decode_frame(folio.codec, &chunks, folio.length, buf)?;
                     *held = folio.id;
                 }
                 page.copy_from_slice(&buf[k * PAGE_SIZE..][..PAGE_SIZE]);
@@ -322,25 +341,27 @@ impl Zswap {
             .map(|()| LoadKind::Folio)
     }
 
-    /// Decodes a frame into `out`, exactly its bytes: straight from the object where the
+    /// Decodes a frame written by `codec`'s transform into `out`, exactly its bytes: straight from the object where the
     /// frame is one, else gathered into one buffer first (the one-shot path), as zsmalloc
     /// copies an object that straddles pages into a per-CPU buffer to map it.
-    fn decode_frame(
+    pub(crate) fn decode_frame(
         &self,
+        codec: FrameTag,
         chunks: &[Handle],
         length: usize,
         out: &mut [u8],
     ) -> Result<(), LoadError> {
+        let tfm = self.transform(codec);
         let want = out.len();
         let res = match chunks {
             [one] => self.pool.read_sg(one, length, |src| match src {
-                [s] => self.tfm.decompress_to_buffer(s, out),
-                _ => self.tfm.decompress(src, &mut [IoSliceMut::new(out)]),
+                [s] => tfm.decompress_to_buffer(s, out),
+                _ => tfm.decompress(src, &mut [IoSliceMut::new(out)]),
             }),
             _ => GATHER.with_borrow_mut(|gather| {
                 gather.resize(length, 0);
                 self.pool.read_into(chunks, gather);
-                self.tfm.decompress_to_buffer(gather, out)
+                tfm.decompress_to_buffer(gather, out)
             }),
         };
         decoded(res, want)

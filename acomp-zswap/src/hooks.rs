@@ -33,7 +33,8 @@ pub(crate) fn run_after_lookup(offset: u64) {
 /// Calls `f(offset)` in recompression ([`crate::Zswap::recompress_idle`], the thread of
 /// [`crate::Zswap::recompress_every`]) for each entry it recompresses, after the entry's page
 /// was decompressed and before it is compressed with the second transform: the window in
-/// which recompression must hold no lock that other offsets need. `None` removes the hook.
+/// which recompression must hold no lock that other offsets need; for a unit, once, with the
+/// offset of its first page, after all its pages were decompressed. `None` removes the hook.
 pub fn while_recompressing(f: Option<Hook>) {
     *WHILE_RECOMPRESSING.write() = f;
 }

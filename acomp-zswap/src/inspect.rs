@@ -83,6 +83,11 @@ impl Zswap {
             held_folio_pages: get(&c.held_folio_pages),
             held_folio_bytes: get(&c.held_folio_bytes),
             clean_pages: get(&c.clean_pages),
+            stored_units: get(&c.stored_units),
+            held_unit_pages: get(&c.held_unit_pages),
+            held_unit_bytes: get(&c.held_unit_bytes),
+            recompressed_unit_pages: get(&c.recompressed_unit_pages),
+            recompress_pressure_passes: get(&c.recompress_pressure_passes),
             clean_dropped: get(&c.clean_dropped),
         }
     }
@@ -105,17 +110,20 @@ impl Zswap {
         })
     }
 
-    /// Whether `offset`'s frame is the recompression transform's now.
+    /// Whether `offset`'s frame is the recompression transform's now (its own, or a
+    /// unit's).
     pub fn is_recompressed(&self, offset: u64) -> bool {
-        self.lookup(offset).is_some_and(|e| {
-            matches!(
-                *e.read(),
-                State::Pool {
-                    codec: FrameTag::Recompressed,
-                    ..
-                }
-            )
+        self.lookup(offset).is_some_and(|e| match &*e.read() {
+            State::Pool { codec, .. } => *codec == FrameTag::Recompressed,
+            State::Folio { folio, .. } => folio.codec == FrameTag::Recompressed,
+            _ => false,
         })
+    }
+
+    /// The recompression transform ([`crate::Builder::recompress`]), for its
+    /// [`acomp::Acomp::stats`].
+    pub fn recompress_acomp(&self) -> Option<&acomp::Acomp> {
+        self.recomp.as_ref()
     }
 
     /// Pool entries in the LRU now (those the shrinker may write back).

@@ -82,7 +82,15 @@
 //!   transform that wrote it; the page is recompressed outside any lock and swapped in only
 //!   if the entry is unchanged and still idle. A frame not at least one size class smaller
 //!   is thrown away, and the entry is not tried again until stored again. Folio pages are
-//!   not recompressed: their frame serves the folio's other pages.
+//!   not recompressed: their frame serves the folio's other pages. With
+//!   [`Builder::recompress_unit_pages`], the idle pages of each aligned window of offsets are
+//!   recompressed together into a unit, a folio's frame written by the second transform,
+//!   kept only where it takes less of the pool than their objects did; a page joins it only
+//!   if its entry is unchanged and still idle when the unit is swapped in (every page's lock
+//!   held for writing, in offset order), and everything the folio lines below say holds for
+//!   its pages ([`Stats::stored_units`], [`Stats::held_unit_pages`]). With
+//!   [`Builder::recompress_pressure_percent`] the thread of [`Zswap::recompress_every`] also
+//!   recompresses once the pool passes that share of its budget.
 //! - Batches ([`Zswap::store_batch`]): up to [`STORE_BATCH`] pages compressed in one of
 //!   acomp's batch requests and entered with one hold of the LRU's lock and one of each
 //!   shard's lock the batch touches; each page's outcome is its own, and the tier is left
@@ -139,8 +147,8 @@
 //! # Features
 //!
 //! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
-//!   `is_recompressed`) for tests, benches and measurements: answers about the tier's
-//!   insides, outside the contract above, which may change in any release.
+//!   `is_recompressed`, `recompress_acomp`) for tests, benches and measurements: answers
+//!   about the tier's insides, outside the contract above, which may change in any release.
 //!
 //! # Where it comes from
 //!
@@ -179,6 +187,7 @@ mod stats;
 mod store;
 mod sys;
 mod tier;
+mod unit;
 
 pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};
@@ -188,7 +197,7 @@ pub use outcome::{
     StoreKind,
 };
 pub use pool::PoolStats;
-pub use recompress::Recompressing;
+pub use recompress::{PRESSURE_POLL, Recompressing};
 pub use shrink::WRITEBACK_BATCH;
 pub use stats::Stats;
 pub use store::STORE_BATCH;

@@ -29,7 +29,9 @@ pub struct FolioInfo {
     pub id: u64,
     /// The offset of its first page.
     pub first: u64,
-    /// Its pages (offsets `first..first + pages`).
+    /// Its pages (offsets `first..first + pages`). A unit of recompressed idle pages
+    /// ([`crate::Builder::recompress_unit_pages`]) serves only some of them: those whose
+    /// [`Zswap::folio`] gives its id.
     pub pages: usize,
     /// Bytes of its frame.
     pub length: usize,
@@ -204,6 +206,10 @@ pub enum BuildError {
     BudgetTooSmall(u64),
     /// `accept_threshold_percent` is above 100.
     BadThreshold(u8),
+    /// `recompress_unit_pages` is 0 or above [`MAX_FOLIO_PAGES`].
+    BadUnit(usize),
+    /// `recompress_pressure_percent` is 0 or above 100.
+    BadPressure(u8),
 }
 
 impl std::fmt::Display for BuildError {
@@ -217,6 +223,15 @@ impl std::fmt::Display for BuildError {
             }
             BuildError::BadThreshold(p) => {
                 write!(f, "accept_threshold_percent {p} is above 100")
+            }
+            BuildError::BadPressure(p) => {
+                write!(f, "recompress_pressure_percent {p} is not 1..=100")
+            }
+            BuildError::BadUnit(n) => {
+                write!(
+                    f,
+                    "recompress_unit_pages {n} is not 1..={MAX_FOLIO_PAGES} pages"
+                )
             }
         }
     }

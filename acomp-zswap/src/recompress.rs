@@ -20,7 +20,7 @@
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use acomp::Acomp;
 use parking_lot::{Condvar, Mutex};
@@ -33,6 +33,10 @@ use crate::stats::inc;
 use crate::sys;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
+
+/// How often the thread of [`Zswap::recompress_every`] looks at the pool's size, with
+/// [`Builder::recompress_pressure_percent`].
+pub const PRESSURE_POLL: Duration = Duration::from_millis(100);
 
 /// What one try at an entry did.
 enum Outcome {
@@ -57,6 +61,12 @@ impl Zswap {
                 self.entries.get(key, offset).idle.idle.store(true, Relaxed);
             }
         }
+    }
+
+    /// Whether the pool has passed [`Builder::recompress_pressure_percent`] of its budget.
+    fn under_pressure(&self) -> bool {
+        self.pressure_pages
+            .is_some_and(|p| self.pool.stats().pages >= p)
     }
 
     /// Whether `offset`'s entry is marked idle now.
@@ -93,6 +103,13 @@ impl Zswap {
         let Some(recomp) = &self.recomp else {
             return 0;
         };
+        if self.unit_pages > 1 {
+            let done = self.recompress_units(recomp, max_pages, &stop);
+            if done > 0 {
+                self.compact();
+            }
+            return done;
+        }
         let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut done = 0;
@@ -121,22 +138,10 @@ impl Zswap {
                 }
                 tried += 1;
                 let start = sys::thread_cpu_ns();
-                let outcome = self.recompress_one(recomp, offset, &entry, &mut src, &mut dst);
-                let c = &self.counters;
-                c.recompress_cpu_ns
+                done += self.recompress_entry(recomp, offset, &entry, &mut src, &mut dst);
+                self.counters
+                    .recompress_cpu_ns
                     .fetch_add(sys::thread_cpu_ns().saturating_sub(start), Relaxed);
-                match outcome {
-                    Outcome::Recompressed => {
-                        done += 1;
-                        inc(&c.recompressed_pages);
-                    }
-                    Outcome::Skipped => {
-                        entry.idle.tried.store(true, Relaxed);
-                        inc(&c.recompress_skipped_pages);
-                    }
-                    Outcome::Never => entry.idle.tried.store(true, Relaxed),
-                    Outcome::Raced => {}
-                }
             }
         }
         if done > 0 {
@@ -146,6 +151,42 @@ impl Zswap {
             self.compact();
         }
         done
+    }
+
+    /// The entry at `offset` recompressed alone, counted; 1 if it was. A window of units
+    /// with one idle page in it comes here.
+    pub(crate) fn recompress_single(&self, recomp: &Acomp, offset: u64) -> usize {
+        let Some(entry) = self.lookup(offset) else {
+            return 0;
+        };
+        let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
+        self.recompress_entry(recomp, offset, &entry, &mut src, &mut dst)
+    }
+
+    /// [`Zswap::recompress_one`], counted; 1 if the entry was recompressed.
+    fn recompress_entry(
+        &self,
+        recomp: &Acomp,
+        offset: u64,
+        entry: &EntryRef<'_>,
+        src: &mut Page,
+        dst: &mut Page,
+    ) -> usize {
+        let c = &self.counters;
+        match self.recompress_one(recomp, offset, entry, src, dst) {
+            Outcome::Recompressed => {
+                inc(&c.recompressed_pages);
+                return 1;
+            }
+            Outcome::Skipped => {
+                entry.idle.tried.store(true, Relaxed);
+                inc(&c.recompress_skipped_pages);
+            }
+            Outcome::Never => entry.idle.tried.store(true, Relaxed),
+            Outcome::Raced => {}
+        }
+        0
     }
 
     fn recompress_one(
@@ -232,9 +273,14 @@ impl Zswap {
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries
     /// idle since its last pass ([`Zswap::recompress_idle`]) and marks every entry idle
     /// again ([`Zswap::mark_idle`]), so that a page left alone for one to two intervals is
-    /// recompressed. The thread holds the tier only while it works; it stops when the
-    /// returned [`Recompressing`] is dropped (within the entry it is recompressing, and the
-    /// compaction that ends its pass) or the last `Arc` of the tier goes.
+    /// recompressed. With [`Builder::recompress_pressure_percent`], it also looks at the
+    /// pool every [`PRESSURE_POLL`] (or `interval`, if shorter), and where the pool has
+    /// passed that share of its budget, recompresses the entries idle since the last mark
+    /// right away, once until the next mark
+    /// ([`Stats::recompress_pressure_passes`](crate::Stats::recompress_pressure_passes)).
+    /// The thread holds the tier only while it works; it stops when the returned
+    /// [`Recompressing`] is dropped (within the entry it is recompressing, or the unit, and
+    /// the compaction that ends its pass) or the last `Arc` of the tier goes.
     ///
     /// # Errors
     ///
@@ -246,26 +292,40 @@ impl Zswap {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let tier: Weak<Zswap> = Arc::downgrade(self);
         let flag = Arc::clone(&stop);
+        let poll = self.pressure_pages.map(|_| interval.min(PRESSURE_POLL));
         let thread = std::thread::Builder::new()
             .name("zswap-recompress".into())
             .spawn(move || {
                 let (lock, cv) = &*flag;
+                let mut next = Instant::now() + interval;
+                // A pass for pressure since the last mark: at most one per interval.
+                let mut pressed = false;
                 loop {
                     {
                         let mut stopped = lock.lock();
+                        let left = next.saturating_duration_since(Instant::now());
                         if !*stopped {
-                            cv.wait_for(&mut stopped, interval);
+                            cv.wait_for(&mut stopped, poll.map_or(left, |p| p.min(left)));
                         }
                         if *stopped {
                             return;
                         }
                     }
                     let Some(z) = tier.upgrade() else { return };
+                    if Instant::now() < next {
+                        if !pressed && z.under_pressure() {
+                            pressed = true;
+                            inc(&z.counters.recompress_pressure_passes);
+                            z.recompress_pass(usize::MAX, || *lock.lock());
+                        }
+                        continue;
+                    }
                     z.recompress_pass(usize::MAX, || *lock.lock());
                     if *lock.lock() {
                         return;
                     }
                     z.mark_idle();
+                    (next, pressed) = (Instant::now() + interval, false);
                 }
             })?;
         Ok(Recompressing {
@@ -276,8 +336,8 @@ impl Zswap {
 }
 
 /// The thread of [`Zswap::recompress_every`]; dropping it stops the thread and waits for it:
-/// a pass under way ends after the entry it is recompressing (and compacts what it
-/// recompressed), not after every idle entry.
+/// a pass under way ends after the entry (or the unit) it is recompressing (and compacts
+/// what it recompressed), not after every idle entry.
 #[derive(Debug)]
 pub struct Recompressing {
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -286,7 +346,7 @@ pub struct Recompressing {
 
 impl Recompressing {
     /// Tells the thread to stop, without waiting for it: a pass under way ends after the
-    /// entry it is recompressing (and compacts what it recompressed), and no pass starts
+    /// entry (or the unit) it is recompressing (and compacts what it recompressed), and no pass starts
     /// after. Dropping the handle stops the thread too, and waits for it.
     pub fn stop(&self) {
         *self.stop.0.lock() = true;

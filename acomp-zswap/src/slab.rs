@@ -14,6 +14,12 @@
 //!
 //! The lists (`lru.rs`: LRU, clean copies, free slots) share one lock: freeing a slot takes
 //! it out of its list and onto the free stack in one hold.
+//!
+//! The rule of the entries' locks: **a thread that holds an entry's lock never waits for
+//! another entry's lock**; it may only try it (`try_read`, `try_write`) and do without where
+//! it is busy. Offset order is no order here: an old handle's slot may be the entry of any
+//! other offset now, or the very slot the thread holds already, so waiting for a second lock
+//! could close a cycle (a unit's swap locked the same reused slot twice before this rule).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering::Relaxed;
@@ -68,6 +74,15 @@ impl<'a> EntryRef<'a> {
             live: self.live(),
             guard,
         }
+    }
+
+    /// The state, locked for reading if no writer holds it.
+    pub(crate) fn try_read(&self) -> Option<Read<'a>> {
+        let guard = self.entry.lock.try_read()?;
+        Some(Read {
+            live: self.live(),
+            guard,
+        })
     }
 
     /// The state, locked for writing.

@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// - **Gauges** say what the tier holds now, and go up and down: `stored_pages` and its
 ///   kinds (`same_filled_pages`, `stored_incompressible_pages`), `pool_total_size`,
 ///   `pool_used_size`, `stored_bytes`, `device_pages`, `stored_folios`, `folio_pages`,
-///   `held_folio_pages`, `held_folio_bytes`, `clean_pages`; and the budget,
+///   `held_folio_pages`, `held_folio_bytes`, `stored_units`, `held_unit_pages`, `held_unit_bytes`,
+///   `clean_pages`; and the budget,
 ///   `max_pool_size`, which does not change. Read them as they are.
 /// - **Counters** count events since the tier was built, and only grow: `written_back_pages`,
 ///   `pool_limit_hit`, the `reject_*`, `decompress_fail`, `device_loads` and the `device_*_fail`
@@ -53,6 +54,14 @@ pub struct Stats {
     pub held_folio_pages: u64,
     /// Gauge: bytes of the frames that hold such pages.
     pub held_folio_bytes: u64,
+    /// Gauge: units held now: frames of idle pages recompressed together
+    /// ([`crate::Builder::recompress_unit_pages`]; of `stored_folios`).
+    pub stored_units: u64,
+    /// Gauge: pages that left a unit whose frame stays for the unit's other pages (of
+    /// `held_folio_pages`).
+    pub held_unit_pages: u64,
+    /// Gauge: bytes of the units that hold such pages (of `held_folio_bytes`).
+    pub held_unit_bytes: u64,
     /// Gauge: clean copies held now: entries loaded with [`crate::Zswap::load_clean`] whose
     /// owner holds the page too (of `stored_pages`, or of `device_pages`).
     pub clean_pages: u64,
@@ -91,6 +100,8 @@ pub struct Stats {
     /// Counter: pages whose frame was replaced by the recompression transform's
     /// ([`crate::Zswap::recompress_idle`]; zram's recompressed pages).
     pub recompressed_pages: u64,
+    /// Counter: pages recompressed into units (of `recompressed_pages`).
+    pub recompressed_unit_pages: u64,
     /// Counter: bytes of the pool's objects (each rounded up to its size class) that
     /// recompression gave back.
     pub recompress_saved_bytes: u64,
@@ -101,6 +112,9 @@ pub struct Stats {
     /// Counter: CPU time recompression spent (the thread's CPU clock around decompressing
     /// and recompressing each page), in nanoseconds.
     pub recompress_cpu_ns: u64,
+    /// Counter: passes the recompression thread ran because the pool passed
+    /// [`crate::Builder::recompress_pressure_percent`] of its budget.
+    pub recompress_pressure_passes: u64,
     /// Counter: clean copies the tier dropped at its budget, before writing back or
     /// refusing anything.
     pub clean_dropped: u64,
@@ -147,6 +161,11 @@ pub(crate) struct Counters {
     pub held_folio_pages: AtomicU64,
     pub held_folio_bytes: AtomicU64,
     pub clean_pages: AtomicU64,
+    pub stored_units: AtomicU64,
+    pub held_unit_pages: AtomicU64,
+    pub held_unit_bytes: AtomicU64,
+    pub recompressed_unit_pages: AtomicU64,
+    pub recompress_pressure_passes: AtomicU64,
     pub clean_dropped: AtomicU64,
 }
 

@@ -60,6 +60,12 @@ pub struct Zswap {
     pub(crate) counters: Counters,
     /// The recompression transform ([`crate::Builder::recompress`]), if any.
     pub(crate) recomp: Option<Acomp>,
+    /// Pages of a recompression unit ([`crate::Builder::recompress_unit_pages`]): 1, page by
+    /// page.
+    pub(crate) unit_pages: usize,
+    /// Pool pages past which the recompression thread recompresses at once
+    /// ([`crate::Builder::recompress_pressure_percent`]).
+    pub(crate) pressure_pages: Option<usize>,
 }
 
 impl std::fmt::Debug for Zswap {
@@ -236,15 +242,16 @@ impl Zswap {
         dec(&c.folio_pages);
         let left = folio.live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) - 1;
         let length = folio.length as u64;
+        self.count_unit_leave(folio, left);
         if left > 0 {
             inc(&c.held_folio_pages);
-            if left == folio.pages - 1 {
+            if left == folio.members - 1 {
                 c.held_folio_bytes.fetch_add(length, Relaxed);
             }
             return;
         }
         c.held_folio_pages
-            .fetch_sub(folio.pages as u64 - 1, Relaxed);
+            .fetch_sub(folio.members as u64 - 1, Relaxed);
         c.held_folio_bytes.fetch_sub(length, Relaxed);
         self.pool
             .free_frame(std::mem::take(&mut *folio.chunks.write()));

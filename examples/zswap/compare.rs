@@ -18,6 +18,12 @@ pub const GOAL_SPEED: f64 = 1.0;
 /// at most this fraction of zram lzo-rle's, store and loads of hot pages at least
 /// [`GOAL_SPEED`]. Looser than [`GOAL_MEMORY`]: its hot pages stay in lz4, for lz4's speed.
 pub const RECOMPRESS_GOAL_MEMORY: f64 = 0.65;
+/// The goal of idle pages recompressed in units (`--recompress LEVEL+unitN`, issue 40):
+/// memory at most this fraction of zram lzo-rle's...
+pub const RECOMPRESS_UNIT_GOAL_MEMORY: f64 = 0.50;
+/// ...and recompressed pages loaded one by one at random at least this fraction of zram
+/// lzo-rle's loads.
+pub const RECOMPRESS_GOAL_COLD_LOADS: f64 = 0.5;
 
 /// One configuration's figures. Field names carry their units.
 #[derive(Debug, Clone, Serialize, PartialEq)]

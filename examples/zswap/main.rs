@@ -127,9 +127,12 @@ struct Args {
     /// and `recompress type=idle`): every page stored with lz4, one in ten loaded again
     /// (hot), the rest recompressed; the pool's memory after, the store speed, and loads of
     /// hot and of recompressed pages apart. The value is the zstd level, `+dict` for a
-    /// dictionary trained on the pages (`19+dict`); default 9+dict.
-    #[arg(long, value_name = "LEVEL[+dict]", num_args = 0..=1, default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
-    recompress: Option<recomp::Spec>,
+    /// dictionary trained on the pages (`19+dict`), `+unitN` to recompress idle pages in
+    /// units of N neighbouring pages (`9+dict+unit64`); a list gives a row each
+    /// (`9+dict,9+dict+unit8`). Default 9+dict: page by page, as zram recompresses (units
+    /// reach less memory but load a page at random far slower: BENCHMARKS.md).
+    #[arg(long, value_name = "LEVEL[+dict][+unitN]", num_args = 0..=1, value_delimiter = ',', default_missing_value = "9+dict", value_parser = recomp::parse_spec)]
+    recompress: Vec<recomp::Spec>,
     /// Also place the pages in a region of acomp-pager (an lz4 tier; and lz4 with idle
     /// pages recompressed by zstd), page them out and touch them back in a random and a
     /// Zipf order, timing each paged-out page's first access; with `--vs-zram`, the same in
@@ -307,7 +310,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     );
     let unit_runs = units::run_all(&unit_configs, &input, args.seed)?;
     rows.extend(unit_runs.iter().map(units::UnitRun::row));
-    if let Some(spec) = args.recompress {
+    for &spec in &args.recompress {
         rows.push(recomp::row(&input, spec)?);
     }
     let mut held_out_rows = Vec::new();
@@ -378,11 +381,12 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             input.path.display(),
             input.len()
         );
-        // The recompression row twice: its hot loads, and its recompressed loads.
+        // The recompression rows again: their hot loads, and their recompressed loads (in
+        // order, and for units at random too).
         let plotted: Vec<compare::Row> = rows
             .iter()
             .cloned()
-            .chain(rows.iter().filter_map(recomp::cold_point))
+            .chain(rows.iter().flat_map(recomp::cold_points))
             .collect();
         plot::draw(&plotted, &title, path)?;
         println!("plot: {}", path.display());

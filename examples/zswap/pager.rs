@@ -84,8 +84,8 @@ fn pass(
 pub fn run(input: &Input, seed: u64) -> Result<Vec<Row>, String> {
     let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
     let mut rows = rows_of(input, seed, tfm, None, &Order::ALL)?;
-    // The tier with idle pages recompressed by zstd (level 9 and a dictionary trained on
-    // the input, `--recompress`'s default): the random order, after page-out.
+    // The tier with idle pages recompressed by zstd, page by page (level 9 and a dictionary
+    // trained on the input, `--recompress 9+dict`): the random order, after page-out.
     let trained = crate::dict::train(input, 5, 64 << 10).map_err(|e| e.to_string())?;
     let zstd =
         crate::dict::transform(RECOMPRESS_LEVEL, Some(&trained.dict)).map_err(|e| e.to_string())?;

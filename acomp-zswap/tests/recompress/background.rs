@@ -74,3 +74,51 @@ fn dropping_the_background_thread_stops_its_pass() {
         assert_eq!(check(o, &out), 1);
     }
 }
+
+/// `recompress_pressure_percent`: the thread recompresses the idle pages as soon as the
+/// pool passes the share of its budget, without waiting for its interval (an hour here),
+/// once until its next mark; below the share it waits.
+#[test]
+fn pool_pressure_recompresses_before_the_interval() {
+    let z = Arc::new(
+        Zswap::builder(Acomp::new("lz4").unwrap())
+            .max_pool_bytes(1024 * PAGE_SIZE as u64)
+            .recompress(Acomp::new("zstd").unwrap())
+            .recompress_pressure_percent(50)
+            .build()
+            .unwrap(),
+    );
+    for o in 0..8 {
+        z.store(o, &page(o, 1)).unwrap();
+    }
+    z.mark_idle();
+    let bg = z.recompress_every(Duration::from_secs(3600)).unwrap();
+    // Three polls below the threshold (8 objects: 8 zspages at most, 64 backing pages):
+    // nothing.
+    std::thread::sleep(acomp_zswap::PRESSURE_POLL * 3);
+    let s = z.stats();
+    assert_eq!((s.recompressed_pages, s.recompress_pressure_passes), (0, 0));
+    let mut o = 1000;
+    while z.stats().pool_total_size < 512 * PAGE_SIZE as u64 {
+        z.store(o, &page(o, 1)).unwrap();
+        o += 1;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while z.stats().recompressed_pages < 8 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", z.stats());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(acomp_zswap::PRESSURE_POLL * 3);
+    let s = z.stats();
+    // The 8 idle pages only (the pages stored since are not idle), in one pass.
+    assert_eq!((s.recompressed_pages, s.recompress_pressure_passes), (8, 1));
+    drop(bg);
+    let e = Zswap::builder(Acomp::new("lz4").unwrap())
+        .recompress_pressure_percent(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "recompress_pressure_percent 0 is not 1..=100"
+    );
+}

@@ -9,6 +9,7 @@ mod background;
 mod common;
 mod passes;
 mod races;
+mod units;
 
 pub(crate) use std::io::{IoSlice, IoSliceMut};
 pub(crate) use std::sync::Arc;

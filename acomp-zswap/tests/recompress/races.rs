@@ -9,6 +9,16 @@ use super::*;
 /// invalidated or written back meanwhile would be left behind).
 #[test]
 fn recompression_racing_the_same_offsets_leaves_nothing_behind() {
+    racing_the_same_offsets(1);
+}
+
+/// The same, recompressing into units of 8 pages (the 6 offsets share one window).
+#[test]
+fn units_racing_the_same_offsets_leave_nothing_behind() {
+    racing_the_same_offsets(8);
+}
+
+fn racing_the_same_offsets(unit: usize) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
     const OFFSETS: u64 = 6;
     let dev = Arc::new(common::MemDevice::default());
@@ -16,6 +26,7 @@ fn recompression_racing_the_same_offsets_leaves_nothing_behind() {
         .max_pool_bytes(64 * PAGE_SIZE as u64)
         .device(Arc::clone(&dev))
         .recompress(Acomp::new("zstd").unwrap())
+        .recompress_unit_pages(unit)
         .build()
         .unwrap();
     let stop = AtomicBool::new(false);
@@ -68,6 +79,9 @@ fn recompression_racing_the_same_offsets_leaves_nothing_behind() {
         }
     });
     assert!(z.stats().recompressed_pages > 0, "{:?}", z.stats());
+    if unit > 1 {
+        assert!(z.stats().recompressed_unit_pages > 0, "{:?}", z.stats());
+    }
     for o in 0..OFFSETS {
         z.invalidate(o);
     }
@@ -82,6 +96,16 @@ fn recompression_racing_the_same_offsets_leaves_nothing_behind() {
         (0, 0, 0, 0)
     );
     assert_eq!(dev.pages.lock().len(), 0);
+    let s = z.stats();
+    assert_eq!(
+        (
+            s.stored_units,
+            s.held_unit_pages,
+            s.held_unit_bytes,
+            s.stored_folios
+        ),
+        (0, 0, 0, 0)
+    );
 }
 
 /// Issue 31: recompression, in the caller's thread and in the thread of `recompress_every`,

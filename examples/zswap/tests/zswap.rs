@@ -596,14 +596,16 @@ fn recompress_spec_parses_levels_and_dict() {
         parse_spec("9+dict"),
         Ok(Spec {
             level: 9,
-            dict: true
+            dict: true,
+            unit: 1
         })
     );
     assert_eq!(
         parse_spec("-3"),
         Ok(Spec {
             level: -3,
-            dict: false
+            dict: false,
+            unit: 1
         })
     );
     // zstd's whole range (acomp::zstd::MIN_LEVEL..=MAX_LEVEL), 0 left out.
@@ -616,6 +618,24 @@ fn recompress_spec_parses_levels_and_dict() {
     assert!(parse_spec("0").is_err());
     assert!(parse_spec("23").is_err());
     assert!(parse_spec("9+lz4").is_err());
+    assert_eq!(
+        parse_spec("9+dict+unit64"),
+        Ok(Spec {
+            level: 9,
+            dict: true,
+            unit: 64
+        })
+    );
+    assert_eq!(
+        parse_spec("3+unit16").map(|s| (s.dict, s.unit)),
+        Ok((false, 16))
+    );
+    assert_eq!(
+        parse_spec("3+unit65"),
+        Err("\"unit65\": a unit is unit1 to unit64 pages".into())
+    );
+    assert!(parse_spec("3+unit0").is_err());
+    assert!(parse_spec("3+unit16+dict").is_err());
     assert!(parse_spec("nine").is_err());
 }
 
@@ -634,6 +654,7 @@ fn recompress_row_on_text_pages() {
         Spec {
             level: 3,
             dict: false,
+            unit: 1,
         },
     )
     .unwrap();
@@ -658,4 +679,36 @@ fn recompress_row_on_text_pages() {
         assert!(json[key].is_number(), "{key} in {json}");
     }
     assert!(json["name"].as_str().unwrap().contains("recompress"));
+}
+
+/// The `--recompress` row with units: every page back (in order and at random), the idle
+/// pages in units of 8, and the unit figures in its JSON object.
+#[test]
+fn recompress_row_with_units_on_text_pages() {
+    use zswap_main::recomp::{Spec, row};
+    let phrase = b"idle pages go to zstd in units, hot ones stay in lz4; ";
+    let text: Vec<u8> = (0..64 * 4096)
+        .map(|i: usize| phrase[i % phrase.len()] ^ (i / 4096) as u8)
+        .collect();
+    let input = Input::from_bytes("text".into(), text);
+    let spec = Spec {
+        level: 3,
+        dict: false,
+        unit: 8,
+    };
+    let r = row(&input, spec).unwrap();
+    assert_eq!((r.pages, r.verified_pages), (64, 64));
+    let f = r.recompress.as_ref().unwrap();
+    assert_eq!(f.unit_pages, 8);
+    assert!(f.recompressed_unit_pages > 0 && f.stored_units > 0, "{f:?}");
+    assert!(r.name.ends_with("in 8-page units"), "{}", r.name);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "load_cold_random_mib_s",
+        "recompressed_unit_pages",
+        "stored_units",
+    ] {
+        assert!(json[key].is_number(), "{key} in {json}");
+    }
+    assert_eq!(zswap_main::recomp::cold_points(&r).len(), 2);
 }
