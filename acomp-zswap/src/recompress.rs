@@ -180,10 +180,10 @@ impl Zswap {
                 return 1;
             }
             Outcome::Skipped => {
-                entry.idle.tried.store(true, Relaxed);
+                entry.mark_tried();
                 inc(&c.recompress_skipped_pages);
             }
-            Outcome::Never => entry.idle.tried.store(true, Relaxed),
+            Outcome::Never => entry.mark_tried(),
             Outcome::Raced => {}
         }
         0

@@ -85,6 +85,15 @@ impl<'a> EntryRef<'a> {
         })
     }
 
+    /// Marks the entry tried by recompression (`IdleMark::tried`), if it is still the
+    /// handle's: a slot reused since is another offset's entry, whose mark is its own.
+    pub(crate) fn mark_tried(&self) {
+        let _state = self.entry.lock.read();
+        if self.live() {
+            self.entry.idle.tried.store(true, Relaxed);
+        }
+    }
+
     /// The state, locked for writing.
     pub(crate) fn write(&self) -> Write<'a> {
         let guard = self.entry.lock.write();

@@ -129,7 +129,7 @@ impl Zswap {
                 _ => {
                     // Not smaller, or failed: the pages stay as they are, not tried again.
                     for m in &members {
-                        m.entry.idle.tried.store(true, Relaxed);
+                        m.entry.mark_tried();
                         inc(&self.counters.recompress_skipped_pages);
                     }
                     return 0;
