@@ -30,7 +30,10 @@ impl Shared {
                 // Spinning: the next fault of a burst is read without a wake-up.
                 if !crate::sys::readable(self.uffd.raw()) {
                     if Instant::now() < until && !self.stopping.load(Ordering::Relaxed) {
-                        std::hint::spin_loop();
+                        // Yielding, not `spin_loop`: the faulting thread, woken by the
+                        // last fault's copy, may be waiting for this CPU; a spin that
+                        // keeps it waits out the whole spin (BENCHMARKS.md, "The p99").
+                        std::thread::yield_now();
                         continue;
                     }
                     spin_until = None;

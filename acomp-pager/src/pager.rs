@@ -52,7 +52,9 @@ impl Builder {
     /// thread already running reads the next one without a wake-up by the scheduler, which
     /// on a virtual machine with idle CPUs costs as much as the rest of the fault (see
     /// BENCHMARKS.md). One thread at a time spins, and only this long after its last fault:
-    /// a process that stops faulting costs no CPU.
+    /// a process that stops faulting costs no CPU. The spin yields the CPU between its looks
+    /// (`sched_yield`), so that a thread waiting for that CPU (the faulting thread, woken,
+    /// or another handler) runs at once instead of after the spin.
     pub fn handler_spin(mut self, spin: Duration) -> Self {
         self.handler_spin = spin;
         self
