@@ -224,18 +224,18 @@ impl Zswap {
                     .enumerate()
                     .map(|(i, e)| if i == 0 { Some(e.read()) } else { e.try_read() })
                     .collect();
-                let whole = match guards.as_deref().map(|g| (&*g[0], g)) {
-                    None => None,
-                    Some((first, guards)) => match first {
+                let whole = guards.as_deref().and_then(|guards| match &*guards[0] {
                     State::Folio { folio, index: 0 } if folio.pages == n => {
-                        guards.iter().enumerate().all(|(k, g)| {
-                            matches!(&**g, State::Folio { folio: f, index } if *index == k && Arc::ptr_eq(f, folio))
-                        })
-                        .then(|| Arc::clone(folio))
+                        let all = guards.iter().enumerate().all(|(k, g)| match &**g {
+                            State::Folio { folio: f, index } => {
+                                *index == k && Arc::ptr_eq(f, folio)
+                            }
+                            _ => false,
+                        });
+                        all.then(|| Arc::clone(folio))
                     }
-                        _ => None,
-                    },
-                };
+                    _ => None,
+                });
                 if let Some(folio) = whole {
                     entries
                         .iter()
