@@ -215,26 +215,22 @@ fn loads_racing_stores_of_one_offset_never_miss() {
     });
 }
 
-/// Line 4, the race above made to happen every time: a load that looked the offset up just
-/// before a store replaced the entry finds the old entry dead and must look again, finding
-/// the new one (the store completed before the load locked anything). A test hook holds
-/// the load between its lookup and the entry's lock while the store runs.
-#[test]
-fn a_load_that_finds_its_entry_replaced_looks_again() {
+/// Holds the first load of `offset` between its lookup and the entry's lock (the
+/// process-wide `after_lookup` hook): the load says on the first channel that it has looked
+/// up, and waits for a word on the second.
+fn hold_first_load(
+    offset: u64,
+) -> (
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::SyncSender<()>,
+) {
     use std::sync::mpsc::sync_channel;
-    let z = Zswap::builder(lz4())
-        .max_pool_bytes(1 << 20)
-        .build()
-        .unwrap();
-    // An offset no other test of this binary loads: the hook is process-wide.
-    let off = 0x5eed_0000_0000_0007;
-    z.store(off, &page(off, 1)).unwrap();
     let (looked_up_tx, looked_up) = sync_channel::<()>(0);
     let (go, go_rx) = sync_channel::<()>(0);
     let first_load = Mutex::new(Some((looked_up_tx, go_rx)));
     let hook = move |o: u64| {
-        if o == off {
-            // The first load only: it says it has looked up, and waits for the store.
+        if o == offset {
+            // The first load only.
             if let Some((looked_up_tx, go_rx)) = first_load.lock().take() {
                 looked_up_tx.send(()).unwrap();
                 go_rx.recv().unwrap();
@@ -242,6 +238,23 @@ fn a_load_that_finds_its_entry_replaced_looks_again() {
         }
     };
     acomp_zswap::hooks::after_lookup(Some(Arc::new(hook)));
+    (looked_up, go)
+}
+
+/// Line 4, the race above made to happen every time: a load that looked the offset up just
+/// before a store replaced the entry finds the old entry dead and must look again, finding
+/// the new one (the store completed before the load locked anything). A test hook holds
+/// the load between its lookup and the entry's lock while the store runs.
+#[test]
+fn a_load_that_finds_its_entry_replaced_looks_again() {
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(1 << 20)
+        .build()
+        .unwrap();
+    // An offset no other test of this binary loads: the hook is process-wide.
+    let off = 0x5eed_0000_0000_0007;
+    z.store(off, &page(off, 1)).unwrap();
+    let (looked_up, go) = hold_first_load(off);
     std::thread::scope(|s| {
         let z = &z;
         let loader = s.spawn(move || {
@@ -266,23 +279,11 @@ fn a_load_that_finds_its_entry_replaced_looks_again() {
 /// tier is fresh, so that the one free slot is the one the next store takes.
 #[test]
 fn a_load_whose_slot_is_reused_meanwhile_never_gives_the_new_page() {
-    use std::sync::mpsc::sync_channel;
     let z = Zswap::builder(lz4()).build().unwrap();
     // Offsets no other test of this binary loads: the hook is process-wide.
     let (old, new) = (0x5eed_0000_0000_0011, 0x5eed_0000_0000_0012);
     z.store(old, &page(old, 1)).unwrap();
-    let (looked_up_tx, looked_up) = sync_channel::<()>(0);
-    let (go, go_rx) = sync_channel::<()>(0);
-    let first_load = Mutex::new(Some((looked_up_tx, go_rx)));
-    let hook = move |o: u64| {
-        if o == old {
-            if let Some((looked_up_tx, go_rx)) = first_load.lock().take() {
-                looked_up_tx.send(()).unwrap();
-                go_rx.recv().unwrap();
-            }
-        }
-    };
-    acomp_zswap::hooks::after_lookup(Some(Arc::new(hook)));
+    let (looked_up, go) = hold_first_load(old);
     std::thread::scope(|s| {
         let z = &z;
         let loader = s.spawn(move || {

@@ -209,12 +209,16 @@ fn a_run_of_loads_decodes_the_unit_once() {
     }
 }
 
-/// One race of the swap: 8 idle pages in a window, and while the pass holds (after
+/// One race of the swap: `pages` idle pages in a window, and while the pass holds (after
 /// reading them), `race` does something to page 1. Returns the tier after the pass.
-fn raced(base: u64, race: impl Fn(&Zswap, u64) + Send + Sync + 'static) -> (Arc<Zswap>, usize) {
+fn raced(
+    base: u64,
+    pages: u64,
+    race: impl Fn(&Zswap, u64) + Send + Sync + 'static,
+) -> (Arc<Zswap>, usize) {
     let (z, _) = unit_tier(64);
     let z = Arc::new(z);
-    stored_idle(&z, base..base + 8);
+    stored_idle(&z, base..base + pages);
     let hooked = Arc::downgrade(&z);
     while_recompressing(Some(Arc::new(move |o| {
         if o == base {
@@ -240,7 +244,7 @@ const RACE: u64 = 0x4000_0000;
 
 #[test]
 fn a_store_during_the_pass_keeps_its_page_out_of_the_unit() {
-    let (z, done) = raced(RACE, |z, o| z.store(o, &page(o, 2)).unwrap());
+    let (z, done) = raced(RACE, 8, |z, o| z.store(o, &page(o, 2)).unwrap());
     assert_eq!(done, 7);
     let mut members: Vec<u64> = (RACE..RACE + 8).collect();
     members.remove(1);
@@ -254,7 +258,7 @@ fn a_store_during_the_pass_keeps_its_page_out_of_the_unit() {
 #[test]
 fn an_invalidate_during_the_pass_keeps_its_page_out_of_the_unit() {
     let b = RACE + 64;
-    let (z, done) = raced(b, |z, o| assert!(z.invalidate(o)));
+    let (z, done) = raced(b, 8, |z, o| assert!(z.invalidate(o)));
     assert_eq!(done, 7);
     assert!(!z.contains(b + 1));
     let mut members: Vec<u64> = (b..b + 8).collect();
@@ -270,7 +274,7 @@ fn an_invalidate_during_the_pass_keeps_its_page_out_of_the_unit() {
 #[test]
 fn a_load_during_the_pass_keeps_its_page_out_of_the_unit() {
     let b = RACE + 128;
-    let (z, done) = raced(b, |z, o| {
+    let (z, done) = raced(b, 8, |z, o| {
         let mut out = [0u8; PAGE_SIZE];
         z.load(o, &mut out).unwrap();
     });
@@ -290,7 +294,7 @@ fn a_load_during_the_pass_keeps_its_page_out_of_the_unit() {
 fn a_writeback_during_the_pass_keeps_its_page_out_of_the_unit() {
     let b = RACE + 192;
     // The LRU's coldest is b (stored first): write back two, b and b + 1.
-    let (z, done) = raced(b, |z, _| assert_eq!(z.writeback(2).unwrap(), 2));
+    let (z, done) = raced(b, 8, |z, _| assert_eq!(z.writeback(2).unwrap(), 2));
     assert_eq!(done, 6);
     assert_eq!(
         unit_members(&z, b..b + 8),
@@ -309,19 +313,9 @@ fn a_writeback_during_the_pass_keeps_its_page_out_of_the_unit() {
 #[test]
 fn a_unit_of_one_is_not_kept() {
     let b = RACE + 256;
-    let (z, _) = unit_tier(64);
-    let z = Arc::new(z);
-    stored_idle(&z, b..b + 2);
-    let hooked = Arc::downgrade(&z);
-    while_recompressing(Some(Arc::new(move |o| {
-        if o == b {
-            if let Some(z) = hooked.upgrade() {
-                z.invalidate(b + 1);
-            }
-        }
-    })));
-    let done = z.recompress_idle(usize::MAX);
-    while_recompressing(None);
+    let (z, done) = raced(b, 2, |z, o| {
+        z.invalidate(o);
+    });
     assert_eq!(done, 0);
     let s = z.stats();
     assert_eq!(
