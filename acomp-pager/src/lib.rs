@@ -17,10 +17,11 @@
 //!     .build()?;                           // Send + Sync; says why userfaultfd is refused
 //! let len: usize = 1 << 30;
 //! let region: Region = pager.region(len)?; // anonymous, page-aligned, zero-filled
-//! let ptr: *mut u8 = region.as_ptr();      // plain memory: read and write it
-//! unsafe { ptr.write_bytes(7, 4096) };
+//! region.write_at(0, &[7; 4096])?;          // plain memory (also raw: `region.as_ptr()`)
 //! let moved = region.page_out(0, len)?;    // pages now in the tier: 1
-//! assert_eq!(unsafe { *ptr }, 7);          // a fault brings it back
+//! let mut back = [0u8; 4096];
+//! region.read_at(0, &mut back)?;           // a fault brings it back
+//! assert_eq!(back, [7; 4096]);
 //! println!("{moved} paged out; {:?}", pager.stats());
 //! drop(region);                            // unmapped; its pages leave the tier
 //! # Ok(())

@@ -67,6 +67,46 @@ impl Region {
         self.inner.addr() as *mut u8
     }
 
+    /// Copies `data` into the region at byte `offset`: a write through
+    /// [`Region::as_ptr`] without `unsafe`. Pages paged out fault back in first, as for any
+    /// access of the program's.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` where `[offset, offset + data.len())` is not inside the region;
+    /// nothing is copied.
+    pub fn write_at(&self, offset: usize, data: &[u8]) -> io::Result<()> {
+        self.check_range(offset, data.len())?;
+        self.inner.map.copy_in(offset, data);
+        Ok(())
+    }
+
+    /// Copies the region's bytes at byte `offset` into `out`: a read through
+    /// [`Region::as_ptr`] without `unsafe`. Pages paged out fault back in first.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` where `[offset, offset + out.len())` is not inside the region;
+    /// `out` is left as it was.
+    pub fn read_at(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
+        self.check_range(offset, out.len())?;
+        self.inner.map.copy_out(offset, out);
+        Ok(())
+    }
+
+    fn check_range(&self, offset: usize, len: usize) -> io::Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > self.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "bytes {offset}..{offset}+{len} are not inside the region of {} bytes",
+                    self.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The length in bytes (a multiple of [`PAGE_SIZE`]).
     pub fn len(&self) -> usize {
         self.inner.len

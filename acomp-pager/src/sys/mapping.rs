@@ -157,6 +157,37 @@ impl Mapping {
             )
         };
     }
+
+    /// Copies `data` into the mapping at byte `offset`, for a caller's write through the
+    /// region ([`crate::Region::write_at`]): an access of the program's, paged-out pages
+    /// faulting back in through the handler threads. The caller checked the bounds.
+    pub fn copy_in(&self, offset: usize, data: &[u8]) {
+        assert!(offset <= self.len && data.len() <= self.len - offset);
+        // SAFETY: the destination lies inside this live mapping (the region that owns it is
+        // borrowed by the caller); `data` is a distinct slice; region memory is only ever
+        // reached through raw pointers, so no Rust reference aliases it. An access the
+        // program made impossible (`mprotect`) faults as its own access would.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                (self.addr + offset) as *mut u8,
+                data.len(),
+            )
+        };
+    }
+
+    /// Copies the mapping's bytes at `offset` into `out`, as [`Mapping::copy_in`] the other way.
+    pub fn copy_out(&self, offset: usize, out: &mut [u8]) {
+        assert!(offset <= self.len && out.len() <= self.len - offset);
+        // SAFETY: as `copy_in`, the source inside the live mapping and `out` exclusive.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (self.addr + offset) as *const u8,
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
+    }
 }
 
 /// Whether the kernel could read every one-byte range of `iov` (this process's memory),

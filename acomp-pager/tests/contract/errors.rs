@@ -50,3 +50,33 @@ fn bad_lengths_and_ranges_are_invalid_input() {
         .unwrap_err();
     assert_eq!(e.kind(), InvalidInput, "{e}");
 }
+
+/// `write_at` and `read_at` refuse a range not inside the region, copying nothing: the
+/// region's bytes and the caller's buffer stay as they were.
+#[test]
+fn copies_outside_the_region_are_invalid_input_and_copy_nothing() {
+    let _w = common::watchdog("errors", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    let region = pager.region(2 * PAGE_SIZE).unwrap();
+    let len = region.len();
+    region.write_at(len - 3, &[1, 2, 3]).unwrap();
+    for (offset, n) in [(len - 2, 3), (len, 1), (len + 1, 0), (usize::MAX, 2)] {
+        let e = region.write_at(offset, &vec![9; n]).unwrap_err();
+        assert_eq!(e.kind(), InvalidInput, "write_at({offset}, {n} bytes): {e}");
+        let mut out = vec![5; n];
+        let e = region.read_at(offset, &mut out).unwrap_err();
+        assert_eq!(e.kind(), InvalidInput, "read_at({offset}, {n} bytes): {e}");
+        assert!(
+            out.iter().all(|&b| b == 5),
+            "read_at({offset}) wrote into out"
+        );
+    }
+    let mut tail = [0u8; 3];
+    region.read_at(len - 3, &mut tail).unwrap();
+    assert_eq!(tail, [1, 2, 3], "a refused write_at changed the region");
+    // The end itself, empty, is inside.
+    region.write_at(len, &[]).unwrap();
+    region.read_at(len, &mut []).unwrap();
+}

@@ -91,3 +91,25 @@ fn pages_read_back_exact_from_threads_in_random_order() {
     }
     assert_eq!(pager.stats().faults, 84 + PAGES as u64);
 }
+
+/// `write_at` and `read_at` are accesses of the program's: bytes written across a page
+/// boundary come back exactly after both pages are paged out (each read faults its page
+/// back in), and the bytes around them stay zero.
+#[test]
+fn write_at_and_read_at_cross_pages_and_fault_them_back() {
+    let _w = common::watchdog("round_trip", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    let region = pager.region(4 * PAGE_SIZE).unwrap();
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 1) as u8).collect();
+    let at = 2 * PAGE_SIZE - 1000;
+    region.write_at(at, &data).unwrap();
+    assert_eq!(region.page_out(0, region.len()).unwrap(), 2);
+    let mut back = vec![0u8; data.len() + 2];
+    region.read_at(at - 1, &mut back).unwrap();
+    assert_eq!(back[0], 0);
+    assert_eq!(&back[1..=data.len()], &data[..]);
+    assert_eq!(back[data.len() + 1], 0);
+    assert_eq!(pager.stats().swap_ins, 2, "each page faulted back in once");
+}
