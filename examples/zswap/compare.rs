@@ -30,7 +30,7 @@ pub const RECOMPRESS_GOAL_COLD_LOADS: f64 = 0.5;
 pub struct Row {
     /// `acomp zstd level 3`, `zram lzo-rle`...
     pub name: String,
-    /// `acomp` or `zram`.
+    /// `acomp`, `zram`, or `calls` ([`KIND_CALLS`]: acomp's calls alone, no tier).
     pub kind: String,
     /// Pages stored (the same for every row).
     pub pages: u64,
@@ -144,14 +144,10 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
     Row {
         name: name.to_owned(),
         kind: "acomp".into(),
-        pages: n as u64,
-        original_bytes: original,
         memory_bytes: memory,
         compressed_bytes: stats.stored_bytes,
         same_filled_pages: stats.same_filled_pages,
         ratio: original as f64 / memory.max(1) as f64,
-        threads: 1,
-        request_bytes: PAGE_SIZE as u64,
         store_mib_s: mib_s(original, store.time),
         load_mib_s: mib_s(original, load.time),
         store_p50_us: us_of(&store.lat, 0.5),
@@ -159,6 +155,125 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
         load_p50_us: us_of(&load.lat, 0.5),
         load_p99_us: us_of(&load.lat, 0.99),
         verified_pages: verified,
+        ..blank_row(n)
+    }
+}
+
+/// The floor under an acomp row: acomp's own calls on the same pages with no tier around
+/// them, one thread, as [`acomp_row`] times the tier's. Same-filled pages are skipped, as
+/// the tier keeps them without compressing; the rest are compressed in batches of
+/// [`STORE_BATCH`] ([`acomp::Acomp::compress_batch`], into one scratch page each, nothing
+/// copied out), then each frame decompressed by a call of its own into one page, in order,
+/// and checked. `memory_bytes` is the frames' bytes (no pool): kind [`KIND_CALLS`], no goal
+/// line.
+pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
+    use std::io::{IoSlice, IoSliceMut};
+    let n = input.len();
+    let (mut store, mut load) = (Calls::default(), Calls::default());
+    let mut scratch = vec![[0u8; PAGE_SIZE]; STORE_BATCH];
+    let mut frames: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
+    let mut same_filled = 0;
+    for first in (0..n).step_by(STORE_BATCH) {
+        let pages: Vec<&Page> = (first..n.min(first + STORE_BATCH))
+            .map(|i| input.page(i))
+            .collect();
+        let (lens, skipped) = store.time_batch(pages.len(), || {
+            let mut skipped = 0;
+            let srcs: Vec<[IoSlice<'_>; 1]> = pages
+                .iter()
+                .filter(|p| acomp_zswap::same_filled_word(p).is_none())
+                .map(|p| [IoSlice::new(&p[..])])
+                .collect();
+            skipped += pages.len() - srcs.len();
+            let mut dsts: Vec<[IoSliceMut<'_>; 1]> = scratch
+                .iter_mut()
+                .take(srcs.len())
+                .map(|d| [IoSliceMut::new(&mut d[..])])
+                .collect();
+            let mut reqs: Vec<acomp::Request<'_, '_>> = srcs
+                .iter()
+                .zip(dsts.iter_mut())
+                .map(|(s, d)| acomp::Request::new(s, d))
+                .collect();
+            tfm.compress_batch(&mut reqs);
+            let lens: Vec<Option<usize>> = reqs
+                .iter()
+                .map(|r| r.outcome().and_then(|o| o.as_ref().ok().copied()))
+                .collect();
+            (lens, skipped)
+        });
+        same_filled += skipped;
+        let mut lens = lens.into_iter();
+        let mut used = scratch.iter();
+        for p in &pages {
+            if acomp_zswap::same_filled_word(p).is_some() {
+                frames.push(None);
+                continue;
+            }
+            let d = used.next().expect("a scratch page per request");
+            let frame = match lens.next().flatten() {
+                Some(len) if len < PAGE_SIZE => d[..len].to_vec(),
+                _ => p.to_vec(),
+            };
+            frames.push(Some(frame));
+        }
+    }
+    let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
+    let mut verified = 0;
+    for (i, f) in frames.iter().enumerate() {
+        let ok = match f {
+            None => true,
+            Some(f) if f.len() == PAGE_SIZE => true,
+            Some(f) => {
+                page[0] = !input.page(i)[0];
+                let res = load.time(|| {
+                    tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut page[..])])
+                });
+                res == Ok(PAGE_SIZE) && *page == *input.page(i)
+            }
+        };
+        verified += u64::from(ok);
+    }
+    let original = (n * PAGE_SIZE) as u64;
+    let compressed: u64 = frames.iter().flatten().map(|f| f.len() as u64).sum();
+    Row {
+        name: name.to_owned(),
+        kind: KIND_CALLS.into(),
+        memory_bytes: compressed,
+        compressed_bytes: compressed,
+        same_filled_pages: same_filled as u64,
+        ratio: original as f64 / compressed.max(1) as f64,
+        store_mib_s: mib_s(original, store.time),
+        load_mib_s: mib_s(original, load.time),
+        store_p50_us: us_of(&store.lat, 0.5),
+        store_p99_us: us_of(&store.lat, 0.99),
+        load_p50_us: us_of(&load.lat, 0.5),
+        load_p99_us: us_of(&load.lat, 0.99),
+        verified_pages: verified,
+        ..blank_row(n)
+    }
+}
+
+/// A row of `pages` pages, one thread, with nothing measured yet.
+fn blank_row(pages: usize) -> Row {
+    Row {
+        name: String::new(),
+        kind: String::new(),
+        pages: pages as u64,
+        original_bytes: (pages * PAGE_SIZE) as u64,
+        memory_bytes: 0,
+        compressed_bytes: 0,
+        same_filled_pages: 0,
+        ratio: 0.0,
+        threads: 1,
+        request_bytes: PAGE_SIZE as u64,
+        store_mib_s: 0.0,
+        load_mib_s: 0.0,
+        store_p50_us: None,
+        store_p99_us: None,
+        load_p50_us: None,
+        load_p99_us: None,
+        verified_pages: 0,
         memory_vs_lzo_rle: None,
         store_vs_lzo_rle: None,
         load_vs_lzo_rle: None,
@@ -172,6 +287,9 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
     }
 }
 
+/// `kind` of [`calls_row`]'s rows.
+pub const KIND_CALLS: &str = "calls";
+
 /// A zram run's row.
 pub fn zram_row(run: &zram::Run, pages: usize) -> Row {
     let original = (pages * PAGE_SIZE) as u64;
@@ -179,31 +297,16 @@ pub fn zram_row(run: &zram::Run, pages: usize) -> Row {
     Row {
         name: format!("zram {}", run.algorithm),
         kind: "zram".into(),
-        pages: pages as u64,
-        original_bytes: original,
         memory_bytes: m.mem_used_total,
         compressed_bytes: m.compr_data_size,
         same_filled_pages: m.same_pages,
         ratio: original as f64 / m.mem_used_total.max(1) as f64,
-        threads: 1,
         request_bytes: zram::IO_SIZE as u64,
         store_mib_s: mib_s(original, run.store),
         load_mib_s: mib_s(original, run.load),
-        store_p50_us: None,
-        store_p99_us: None,
-        load_p50_us: None,
-        load_p99_us: None,
         verified_pages: run.verified,
-        memory_vs_lzo_rle: None,
-        store_vs_lzo_rle: None,
-        load_vs_lzo_rle: None,
-        unit_bytes: None,
-        block_bytes: None,
         load_pattern: PATTERN_ZRAM.into(),
-        load_folio_mib_s: None,
-        load_fault_around_mib_s: None,
-        load_single_page_mib_s: None,
-        recompress: None,
+        ..blank_row(pages)
     }
 }
 
@@ -294,7 +397,12 @@ pub fn print(rows: &[Row]) {
     println!(
         "  loads a call per page; zram: 1 MiB O_DIRECT writes and reads, as dd); latencies per"
     );
-    println!("  page, acomp only (a store's: its batch's time over its pages)");
+    println!(
+        "  page, acomp only (a store's: its batch's time over its pages); `calls alone`: acomp's"
+    );
+    println!(
+        "  own calls on the same pages with no tier (the floor under its row; memory: the frames)"
+    );
     for r in rows {
         if r.verified_pages != r.pages {
             println!(

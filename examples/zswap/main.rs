@@ -277,9 +277,19 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let fresh = zswap::tier(acomp::Acomp::with_zstd(params.clone())?, None);
     let name = format!("acomp zstd level {}", args.level);
     let mut rows = vec![compare::acomp_row(&name, &fresh, &input)];
+    rows.push(compare::calls_row(
+        &format!("{name}, calls alone"),
+        fresh.acomp(),
+        &input,
+    ));
     for alg in &args.alg {
         let other = zswap::tier(acomp::Acomp::new(alg)?, None);
         rows.push(compare::acomp_row(&format!("acomp {alg}"), &other, &input));
+        rows.push(compare::calls_row(
+            &format!("acomp {alg}, calls alone"),
+            other.acomp(),
+            &input,
+        ));
     }
     if args.early_rejection {
         let probed = zswap::tier(
@@ -383,8 +393,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
         // The recompression rows again: their hot loads, and their recompressed loads (in
         // order, and for units at random too).
+        // (Not the `calls alone` rows: no pool holds their frames.)
         let plotted: Vec<compare::Row> = rows
             .iter()
+            .filter(|r| r.kind != compare::KIND_CALLS)
             .cloned()
             .chain(rows.iter().flat_map(recomp::cold_points))
             .collect();

@@ -108,6 +108,24 @@ fn zram_unavailable_says_why() {
     assert_eq!(zram::unavailable("/sys".as_ref(), 0).is_none(), here);
 }
 
+/// The `calls alone` row compresses exactly the frames the tier stores (the same bytes, the
+/// same same-filled pages skipped), and decompresses each back to its page.
+#[test]
+fn calls_row_holds_the_tiers_frames_without_the_tier() {
+    let input = heap_like_with_filled(70, &[3, 40]);
+    for alg in ["lz4", "zstd"] {
+        let tier = zswap::tier(Acomp::new(alg).unwrap(), None);
+        let with = compare::acomp_row(alg, &tier, &input);
+        let alone = compare::calls_row(alg, tier.acomp(), &input);
+        assert_eq!(alone.kind, compare::KIND_CALLS);
+        assert_eq!((alone.pages, alone.verified_pages), (70, 70));
+        assert_eq!(alone.same_filled_pages, 2);
+        assert_eq!(alone.compressed_bytes, with.compressed_bytes, "{alg}");
+        assert_eq!(alone.memory_bytes, alone.compressed_bytes);
+        assert!(alone.store_p50_us.is_some() && alone.load_p50_us.is_some());
+    }
+}
+
 #[test]
 fn rows_against_lzo_rle_and_json() {
     let input = Input::from_bytes("text".into(), b"a page of text, ".repeat(64 * 256));
