@@ -23,6 +23,7 @@ pub struct Builder {
     recompress: Option<Acomp>,
     unit_pages: usize,
     pressure_percent: Option<u8>,
+    grow_ahead: bool,
 }
 
 impl std::fmt::Debug for Builder {
@@ -45,7 +46,7 @@ impl Builder {
     /// The budget in bytes: the pool's backing pages, counted as zsmalloc counts them, never
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
-    /// pool's arena are kept for reuse, resident up to about a chunk of 2 MiB
+    /// pool's arena are kept for reuse, resident under two chunks of 2 MiB
     /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)), and the entries
     /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
     /// the kernel's `zswap_entry` is outside the budget too).
@@ -168,6 +169,19 @@ impl Builder {
         self
     }
 
+    /// Growth ahead of the pool's backing pages (default on): once fewer than half a chunk
+    /// of free backing pages is left (256 pages, 1 MiB), a thread of the pool's own maps and
+    /// populates the next chunk of 2 MiB, so that stores do not wait on the kernel's page
+    /// faults (their zeroing, and for a transparent huge page its compaction); the work is
+    /// the same, done on another CPU. The thread starts with the first chunk mapped ahead
+    /// and ends with the tier. Off, the store that finds no free backing page maps the chunk
+    /// itself. Either way the free backing pages kept resident stay under two chunks
+    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)).
+    pub fn grow_ahead(mut self, on: bool) -> Self {
+        self.grow_ahead = on;
+        self
+    }
+
     /// The tier.
     ///
     /// # Errors
@@ -194,9 +208,11 @@ impl Builder {
         let max_pages = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
         let accept_pages =
             (max_pages as u128 * self.accept_threshold_percent as u128 / 100) as usize;
+        let pool = Pool::new(Some(max_pages));
+        pool.set_grow_ahead(self.grow_ahead);
         Ok(Zswap {
             tfm: self.tfm,
-            pool: Pool::new(Some(max_pages)),
+            pool,
             tree: (0..SHARDS).map(|_| Mutex::default()).collect(),
             entries: Default::default(),
             device: self.device,
@@ -228,6 +244,7 @@ impl Zswap {
             recompress: None,
             unit_pages: 1,
             pressure_percent: None,
+            grow_ahead: true,
         }
     }
 }

@@ -33,7 +33,7 @@
 //!   shard, not a vector indexed by offset); 0, 2^40 and `u64::MAX` are offsets like any.
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
 //!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
-//!   for reuse, about a chunk of 2 MiB, are not counted, as the kernel's free pages are not
+//!   for reuse, under two chunks of 2 MiB, are not counted, as the kernel's free pages are not
 //!   zsmalloc's: [`PoolStats::cached_pages`], which `Zswap::pool_stats` gives with the
 //!   `inspect` feature). At the budget a store writes back the coldest entries to the
 //!   device, in batches, until the pool is down to the accept threshold, and admits the

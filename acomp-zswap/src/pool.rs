@@ -17,10 +17,12 @@
 //! `pool_total_size`) count the backing pages in zspages, as zsmalloc counts them; the free
 //! pages the arena keeps resident ([`PoolStats::cached_pages`]) are not counted, as the
 //! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
-//! for a chunk just mapped, whose pages are resident until used (a chunk is mapped when
-//! fewer free pages than a zspage's are left, by each thread that finds so at once): the
-//! backing pages' resident memory ([`PoolStats::resident_size`]) exceeds `pool_total_size`
-//! by at most a chunk, for one thread. After scattered invalidation and compaction, chunks
+//! for a chunk just mapped, whose pages are resident until used (one chunk is mapped at a
+//! time: when fewer free pages than a zspage's are left, or, with growth ahead
+//! ([`Pool::set_grow_ahead`]), by the arena's own thread when fewer than
+//! [`GROW_AHEAD_PAGES`] are): the backing pages' resident memory
+//! ([`PoolStats::resident_size`]) exceeds `pool_total_size` by less than
+//! [`GROW_AHEAD_PAGES`] and a chunk, 3 MiB. After scattered invalidation and compaction, chunks
 //! still in use keep their free pages mapped but not resident ([`PoolStats::released_pages`]).
 //!
 //! Allocation takes an object from the fullest zspage of its class with room, as zsmalloc's
@@ -59,7 +61,7 @@ mod frame;
 
 // The tier uses `CHUNK_SIZE`; the crate's tests (`test-hooks`) read the other two.
 #[cfg_attr(not(feature = "test-hooks"), allow(unused_imports))]
-pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
+pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
 use class::{ClassState, SizeClass, Zspage, class_index};
@@ -175,7 +177,8 @@ pub struct PoolStats {
     pub pages: usize,
     /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
     /// the pool's `ARENA_HIGH_PAGES`, a chunk's worth (512 pages), but for a chunk just mapped
-    /// (see the pool's module docs, `src/pool.rs`). Resident (the arena populates a chunk when it
+    /// (under `GROW_AHEAD_PAGES` and a chunk then, 768 pages; see the pool's module docs,
+    /// `src/pool.rs`). Resident (the arena populates a chunk when it
     /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
     /// `zs_get_total_pages`.
     pub cached_pages: usize,
@@ -244,6 +247,15 @@ impl Pool {
             used_bytes: AtomicUsize::new(0),
             straddled_reads: AtomicU64::new(0),
         }
+    }
+
+    /// Growth ahead (off in a new pool): once fewer than [`GROW_AHEAD_PAGES`] free backing
+    /// pages are left, the arena's own thread maps and populates the next chunk, so that an
+    /// allocation does not wait on the kernel's page faults; an allocation that finds no free
+    /// page while that chunk is being mapped waits for it. The thread starts on the first
+    /// such chunk and ends with the pool.
+    pub fn set_grow_ahead(&self, on: bool) {
+        self.arena.set_grow_ahead(on);
     }
 
     /// The class that holds objects of `size` bytes, if any.

@@ -1,15 +1,40 @@
-//! The pool's arena seen from the tier: backing pages reused without zeroing, and whole
-//! chunks given back to the kernel after mass invalidation.
+//! The pool's arena seen from the tier: backing pages reused without zeroing, whole chunks
+//! given back to the kernel after mass invalidation, and chunks mapped ahead of the stores.
+//! The tests that count chunks exactly turn growth ahead off, whose chunk comes when its
+//! thread maps it.
 
 mod common;
 
 use acomp::Acomp;
-use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
-use acomp_zswap::{PAGE_SIZE, Page, StoreKind, Zswap};
+use std::time::{Duration, Instant};
+
+use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES};
+use acomp_zswap::{PAGE_SIZE, Page, PoolStats, StoreKind, Zswap};
 use common::{check, mix, page};
 
+/// A tier whose stores map the chunks they need (no growth ahead): chunk counts are exact.
 fn tier() -> Zswap {
+    Zswap::builder(Acomp::new("lz4").unwrap())
+        .grow_ahead(false)
+        .build()
+        .unwrap()
+}
+
+/// A tier with growth ahead, the default.
+fn ahead_tier() -> Zswap {
     Zswap::builder(Acomp::new("lz4").unwrap()).build().unwrap()
+}
+
+/// The pool's counters once `done` holds of them, or after 20 s (a thread maps the chunk).
+fn settled(z: &Zswap, done: impl Fn(&PoolStats) -> bool) -> PoolStats {
+    let start = Instant::now();
+    loop {
+        let s = z.pool_stats();
+        if done(&s) || start.elapsed() > Duration::from_secs(20) {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A page of random bytes: kept as it is, a whole backing page.
@@ -126,14 +151,60 @@ fn scattered_invalidation_gives_free_pages_back() {
 }
 
 #[test]
-fn chunks_come_and_go_under_threads() {
-    // Two threads each store and invalidate more than a chunk's worth of whole pages, ten
-    // rounds, loading each page back before it goes: chunks are mapped, shared and given
-    // back while the other thread reads and writes its own pages in them.
+fn growth_ahead_maps_the_next_chunk_before_a_store_needs_it() {
+    // Whole pages until fewer than GROW_AHEAD_PAGES of the first chunk are free: the next
+    // chunk is mapped by the arena's thread, with no store waiting for it.
+    let z = ahead_tier();
+    let n = (CHUNK_PAGES - GROW_AHEAD_PAGES + 1) as u64;
+    for offset in 0..n {
+        z.store(offset, &noise(offset)).unwrap();
+    }
+    let s = settled(&z, |s| s.chunks == 2);
+    assert_eq!((s.pages, s.chunks), (n as usize, 2), "{s:?}");
+    assert_eq!(s.cached_pages, 2 * CHUNK_PAGES - n as usize);
+    assert!(s.resident_size() < s.total_size() + 2 * CHUNK_SIZE);
+    // The stores that take its pages find them there: no third chunk.
+    for offset in n..CHUNK_PAGES as u64 + 100 {
+        z.store(offset, &noise(offset)).unwrap();
+    }
+    assert_eq!(z.pool_stats().chunks, 2);
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in 0..CHUNK_PAGES as u64 + 100 {
+        z.load(offset, &mut back).unwrap();
+        assert!(back == noise(offset), "page {offset}");
+    }
+    // Without growth ahead, nothing is mapped before a store needs it.
     let z = tier();
+    for offset in 0..n {
+        z.store(offset, &noise(offset)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(z.pool_stats().chunks, 1);
+}
+
+#[test]
+fn chunks_come_and_go_under_threads() {
+    let z = tier();
+    chunks_come_and_go(&z);
+    let s = z.pool_stats();
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert_eq!(s.chunks, 1);
+    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+    // With growth ahead, a chunk may be mapped ahead at the end: every page still loads as
+    // stored while the arena's thread maps and the takers wait for it.
+    let z = ahead_tier();
+    chunks_come_and_go(&z);
+    let s = settled(&z, |s| s.chunks <= 2);
+    assert_eq!((s.pages, s.objects), (0, 0));
+    assert!(s.chunks <= 2, "{s:?}");
+}
+
+/// Two threads each store and invalidate more than a chunk's worth of whole pages, ten
+/// rounds, loading each page back before it goes: chunks are mapped, shared and given back
+/// while the other thread reads and writes its own pages in them.
+fn chunks_come_and_go(z: &Zswap) {
     std::thread::scope(|s| {
         for t in 0..2u64 {
-            let z = &z;
             s.spawn(move || {
                 let mut back = [0u8; PAGE_SIZE];
                 for round in 0..10u64 {
@@ -153,8 +224,4 @@ fn chunks_come_and_go_under_threads() {
             });
         }
     });
-    let s = z.pool_stats();
-    assert_eq!((s.pages, s.objects), (0, 0));
-    assert_eq!(s.chunks, 1);
-    assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
 }

@@ -9,6 +9,15 @@
 //! the kernel lacks it). zsmalloc does the same with the kernel's own pages: it never zeroes
 //! a zspage's pages for reuse.
 //!
+//! Growth: one chunk is mapped at a time. With growth ahead on (the tier's default,
+//! [`Arena::set_grow_ahead`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
+//! pages asks the arena's own thread for the next chunk, so that the page faults of growth
+//! (the kernel's zeroing, and for a huge page its compaction: from 50 µs to several ms a
+//! chunk on a VM) fall outside the stores; a `take` that finds too few pages meanwhile waits
+//! for that chunk. Off, the taker that finds too few maps it. Either way the free pages kept
+//! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new, and at most
+//! [`ARENA_HIGH_PAGES`] after frees.
+//!
 //! The chunk itself, its mapping and the access to a page's bytes under the page's lock, is
 //! `sys::Chunk`, with the crate's other `unsafe` code; the arena's bookkeeping is safe code.
 //!
@@ -21,7 +30,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 pub use crate::sys::{CHUNK_PAGES, CHUNK_SIZE};
 use crate::sys::{Chunk, PageMut, PageRef};
@@ -32,6 +41,10 @@ use crate::sys::{Chunk, PageMut, PageRef};
 /// chunk's worth of free pages already; and the most free pages the arena keeps resident:
 /// a page freed beyond it, in a chunk still in use, goes back to the kernel on its own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
+
+/// Free pages under which an arena that grows ahead ([`Arena::set_grow_ahead`]) maps its
+/// next chunk on its own thread: half a chunk, a few milliseconds of stores.
+pub const GROW_AHEAD_PAGES: usize = CHUNK_PAGES / 2;
 
 /// A backing page: a page of a chunk, with its lock. Shared by its zspage and the handles of
 /// its objects (cloning it clones the chunk's `Arc`).
@@ -89,13 +102,49 @@ struct ArenaState {
     resident_free: usize,
     /// Chunks mapped and in `chunks` (an id taken for a chunk being mapped is not one yet).
     mapped: usize,
+    /// Growth ahead, on the arena's own thread.
+    ahead: Ahead,
+}
+
+/// The state of growth ahead ([`Arena::set_grow_ahead`]).
+#[derive(Default)]
+struct Ahead {
+    /// On: a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free asks for a chunk.
+    enabled: bool,
+    /// The thread was started.
+    started: bool,
+    /// A chunk is asked of the thread or being mapped (by it or a taker): one at a time.
+    growing: bool,
+    /// The thread is asked for a chunk.
+    asked: bool,
+    /// The arena is gone: the thread ends.
+    closed: bool,
+}
+
+/// What the arena's users and its thread share.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<ArenaState>,
+    /// The thread waits here for a chunk to map.
+    work: Condvar,
+    /// Takers wait here while the thread maps a chunk.
+    grown: Condvar,
 }
 
 /// The backing pages of a pool, in chunks. One lock, taken when a zspage opens or is
 /// released, never while a chunk is mapped or unmapped.
 #[derive(Default)]
 pub(super) struct Arena {
-    state: Mutex<ArenaState>,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // The thread, if any, ends (after the chunk it may be mapping); the chunks go with
+        // the last holder of `shared`.
+        self.shared.state.lock().ahead.closed = true;
+        self.shared.work.notify_all();
+    }
 }
 
 impl Arena {
@@ -109,20 +158,79 @@ impl Arena {
     pub(super) fn take(&self, nr: usize) -> Vec<BackingPage> {
         debug_assert!(nr <= CHUNK_PAGES);
         let mut out = Vec::with_capacity(nr);
+        let mut state = self.shared.state.lock();
         loop {
-            {
-                let mut state = self.state.lock();
-                if state.free_pages >= nr {
-                    state.take(nr, &mut out);
-                    return out;
+            if state.free_pages >= nr {
+                state.take(nr, &mut out);
+                let low = state.free_pages < GROW_AHEAD_PAGES;
+                let ahead = &mut state.ahead;
+                if ahead.enabled && !ahead.growing && low {
+                    ahead.growing = true;
+                    ahead.asked = true;
+                    let start = !std::mem::replace(&mut ahead.started, true);
+                    drop(state);
+                    if start {
+                        self.start_thread();
+                    } else {
+                        self.shared.work.notify_one();
+                    }
                 }
+                return out;
             }
-            self.grow();
+            if state.ahead.growing {
+                // A chunk is being mapped (by the arena's thread or another taker): wait for
+                // it rather than map another.
+                self.shared.grown.wait(&mut state);
+                continue;
+            }
+            state.ahead.growing = true;
+            drop(state);
+            let mapped = self.shared.grow();
+            state = self.shared.state.lock();
+            state.ahead.growing = false;
+            self.shared.grown.notify_all();
+            if !mapped {
+                drop(state);
+                std::alloc::handle_alloc_error(
+                    std::alloc::Layout::from_size_align(CHUNK_SIZE, CHUNK_SIZE)
+                        .expect("a power of 2"),
+                );
+            }
         }
     }
 
-    /// Maps a new chunk and adds its pages, all free.
-    fn grow(&self) {
+    /// Growth ahead: on, a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free pages
+    /// has the arena's own thread (started then, ended with the arena) map the next chunk,
+    /// so that a store does not wait on the kernel's page faults (its zeroing, and for a huge
+    /// page its compaction); a `take` that finds too few free pages while that chunk is
+    /// being mapped waits for it. Off (the default), the thread that finds too few free
+    /// pages maps the chunk.
+    pub(super) fn set_grow_ahead(&self, on: bool) {
+        self.shared.state.lock().ahead.enabled = on;
+    }
+
+    /// Starts the thread that maps chunks ahead; where the system refuses a thread, growth
+    /// ahead is turned off and takers map chunks themselves.
+    fn start_thread(&self) {
+        let shared = Arc::clone(&self.shared);
+        let spawned = std::thread::Builder::new()
+            .name("acomp-zswap-arena".into())
+            .spawn(move || shared.grow_ahead());
+        if spawned.is_err() {
+            let mut state = self.shared.state.lock();
+            state.ahead.enabled = false;
+            state.ahead.growing = false;
+            state.ahead.asked = false;
+            drop(state);
+            self.shared.grown.notify_all();
+        }
+    }
+}
+
+impl Shared {
+    /// Maps a new chunk and adds its pages, all free; `false` where the kernel refuses the
+    /// mapping (out of memory).
+    fn grow(&self) -> bool {
         let id = {
             let mut state = self.state.lock();
             match state.vacant.pop() {
@@ -133,11 +241,10 @@ impl Arena {
                 }
             }
         };
-        let chunk = Chunk::map(id).unwrap_or_else(|| {
-            std::alloc::handle_alloc_error(
-                std::alloc::Layout::from_size_align(CHUNK_SIZE, CHUNK_SIZE).expect("a power of 2"),
-            )
-        });
+        let Some(chunk) = Chunk::map(id) else {
+            self.state.lock().vacant.push(id);
+            return false;
+        };
         let mut state = self.state.lock();
         state.free_pages += CHUNK_PAGES;
         state.resident_free += CHUNK_PAGES;
@@ -149,8 +256,34 @@ impl Arena {
             free: (0..CHUNK_PAGES as u16).rev().collect(),
             released: Vec::new(),
         });
+        true
     }
 
+    /// The arena's thread: maps a chunk each time a taker asks, until the arena is gone. A
+    /// chunk the kernel refuses is left to the takers (who fail as an allocation does).
+    fn grow_ahead(&self) {
+        let mut state = self.state.lock();
+        loop {
+            while !state.ahead.asked && !state.ahead.closed {
+                self.work.wait(&mut state);
+            }
+            if state.ahead.closed {
+                return;
+            }
+            state.ahead.asked = false;
+            drop(state);
+            let mapped = self.grow();
+            state = self.state.lock();
+            state.ahead.growing = false;
+            if !mapped {
+                state.ahead.enabled = false;
+            }
+            self.grown.notify_all();
+        }
+    }
+}
+
+impl Arena {
     /// Takes back the pages of a released zspage. A chunk whose pages are then all free goes
     /// back to the kernel where the arena's other free pages reach [`ARENA_HIGH_PAGES`]; a
     /// page freed while the arena's resident free pages are at the mark goes back on its own
@@ -158,7 +291,7 @@ impl Arena {
     /// mark resident.
     pub(super) fn give(&self, pages: Vec<BackingPage>) {
         let mut unmap = Vec::new();
-        let mut state = self.state.lock();
+        let mut state = self.shared.state.lock();
         for page in pages {
             let id = page.chunk.id() as usize;
             let over = state.resident_free >= ARENA_HIGH_PAGES;
@@ -203,7 +336,7 @@ impl Arena {
 
     /// (Resident free pages, free pages given back, chunks mapped).
     pub(super) fn counts(&self) -> (usize, usize, usize) {
-        let state = self.state.lock();
+        let state = self.shared.state.lock();
         (
             state.resident_free,
             state.free_pages - state.resident_free,
