@@ -1,5 +1,6 @@
 //! The pool's arena seen from the tier: backing pages reused without zeroing, and whole
-//! chunks given back to the kernel after mass invalidation.
+//! chunks given back to the kernel after mass invalidation (mapped still, not resident: the
+//! kernel's own count, `mincore`, says so).
 
 mod common;
 
@@ -38,7 +39,8 @@ fn stale_bytes_of_reused_pages_never_load_as_a_page() {
     for offset in 0..2 * CHUNK_PAGES as u64 {
         z.invalidate(offset);
     }
-    assert_eq!(z.pool_stats().chunks, 1);
+    let s = z.pool_stats();
+    assert_eq!((s.chunks, s.released_chunks), (1, 1));
     // Frames shorter than their objects, in pages that held other bytes: each loads whole.
     let n = 400;
     for offset in 0..n {
@@ -47,7 +49,12 @@ fn stale_bytes_of_reused_pages_never_load_as_a_page() {
             StoreKind::Compressed
         );
     }
-    assert_eq!(z.pool_stats().chunks, 1, "the kept chunk served the stores");
+    let s = z.pool_stats();
+    assert_eq!(
+        (s.chunks, s.released_chunks),
+        (1, 1),
+        "the kept chunk served the stores"
+    );
     let mut back = [0u8; PAGE_SIZE];
     for offset in 0..n {
         z.load(offset, &mut back).unwrap();
@@ -65,21 +72,30 @@ fn mass_invalidation_gives_whole_chunks_back() {
     let full = z.pool_stats();
     assert!(full.chunks >= 16, "{full:?}");
     // The arena's memory is the pool's plus the free pages it keeps, whole chunks.
+    assert_eq!(full.released_chunks, 0);
     assert_eq!(full.arena_size(), full.chunks * CHUNK_SIZE);
     assert_eq!(
         full.pages + full.cached_pages + full.released_pages,
         full.chunks * CHUNK_PAGES
+    );
+    assert_eq!(
+        z.pool_resident_pages(),
+        full.pages + full.cached_pages,
+        "{full:?}"
     );
     for offset in 0..n {
         z.invalidate(offset);
     }
     let s = z.pool_stats();
     assert_eq!((s.pages, s.objects), (0, 0));
-    // The kernel has the rest back: every chunk unmapped but the one kept below the mark.
-    assert_eq!(s.chunks, 1);
+    // The kernel has the rest back: every chunk given back whole but the one kept below the
+    // mark, still mapped for the next growth.
+    assert_eq!((s.chunks, s.released_chunks), (1, full.chunks - 1));
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
-    assert_eq!(s.arena_size(), CHUNK_SIZE);
+    assert_eq!(s.arena_size(), full.arena_size());
+    // RSS fell: of all those chunks, only the kept free pages are resident.
+    assert_eq!(z.pool_resident_pages(), s.cached_pages, "{s:?}");
 }
 
 #[test]
@@ -102,7 +118,11 @@ fn scattered_invalidation_gives_free_pages_back() {
         s.pages < full.pages * 6 / 10,
         "compaction freed zspages: {s:?}"
     );
-    assert_eq!(s.chunks, full.chunks, "no chunk emptied: {s:?}");
+    assert_eq!(
+        (s.chunks, s.released_chunks),
+        (full.chunks, 0),
+        "no chunk emptied: {s:?}"
+    );
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
     assert_eq!(
         s.pages + s.cached_pages + s.released_pages,
@@ -114,6 +134,7 @@ fn scattered_invalidation_gives_free_pages_back() {
         s.resident_size(),
         s.total_size()
     );
+    assert_eq!(z.pool_resident_pages(), s.pages + s.cached_pages, "{s:?}");
     // Released pages serve new stores, their bytes whole.
     let mut back = [0u8; PAGE_SIZE];
     for offset in n..n + 4000 {
@@ -157,4 +178,5 @@ fn chunks_come_and_go_under_threads() {
     assert_eq!((s.pages, s.objects), (0, 0));
     assert_eq!(s.chunks, 1);
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
+    assert_eq!(z.pool_resident_pages(), s.cached_pages, "{s:?}");
 }

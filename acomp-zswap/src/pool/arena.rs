@@ -1,25 +1,28 @@
 //! The pool's own page allocator: backing pages cut from chunks of [`CHUNK_SIZE`] bytes
 //! mapped from the kernel (`mmap`, with `MADV_HUGEPAGE` where the kernel has transparent
 //! huge pages), kept and reused without zeroing, and given back to the kernel above a
-//! high-water mark: as whole chunks where all their pages are free, else page by page
-//! (`MADV_DONTNEED`, the page staying mapped for reuse), so that free pages never hold more
-//! than the mark resident (but for a chunk just mapped). A store that opens a zspage in the steady state
-//! takes pages the arena holds already: no `malloc`, no zeroing, no page fault (a new chunk
-//! is populated once, when it is mapped: `MADV_POPULATE_WRITE`, or a write per page where
-//! the kernel lacks it). zsmalloc does the same with the kernel's own pages: it never zeroes
-//! a zspage's pages for reuse.
+//! high-water mark: as whole chunks where all their pages are free (`MADV_DONTNEED` over the
+//! chunk: it stays mapped, not resident, and is populated again by the next growth before a
+//! new chunk is mapped), else page by page (`MADV_DONTNEED`, the page staying mapped for
+//! reuse), so that free pages never hold more than the mark resident (but for a chunk just
+//! mapped or populated). A store that opens a zspage in the steady state takes pages the
+//! arena holds already: no `malloc`, no zeroing, no page fault (a chunk is populated once,
+//! when it is mapped or taken back: `MADV_POPULATE_WRITE`, or a write per page where the
+//! kernel lacks it). zsmalloc does the same with the kernel's own pages: it never zeroes a
+//! zspage's pages for reuse.
 //!
-//! The chunk itself, its mapping and the access to a page's bytes under the page's lock, is
-//! `sys::Chunk`, with the crate's other `unsafe` code; the arena's bookkeeping is safe code.
+//! The chunks sit in an append-only table (`boxcar::Vec`), never unmapped while the pool
+//! lives: a [`BackingPage`] is a plain number (chunk × [`CHUNK_PAGES`] + page), 4 bytes with
+//! no `Arc` and no `Drop`, and a page is reached as `&chunks[n / CHUNK_PAGES]`, for the
+//! pool's lifetime, in safe code. The chunk itself, its mapping and the access to a page's
+//! bytes under the page's lock, is `sys::Chunk`, with the crate's other `unsafe` code; the
+//! arena's bookkeeping is safe code.
 //!
 //! Each backing page has its own read-write lock (in an array beside the chunk's bytes, not
-//! in them), as before the arena each page had one: a page's bytes are reached only through
-//! [`BackingPage::read`], [`BackingPage::read_recursive`] and [`BackingPage::write`], which
-//! hold it. A [`BackingPage`] holds its chunk (an `Arc`), so a chunk is unmapped only once
-//! the arena has let it go and no handle holds one of its pages.
+//! in them): a page's bytes are reached only through [`Arena::read`],
+//! [`Arena::read_recursive`] and [`Arena::write`], which hold it.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -28,40 +31,32 @@ use crate::sys::{Chunk, PageMut, PageRef};
 
 /// The high-water mark, in free backing pages: a chunk whose pages are all free goes back
 /// to the kernel when the arena's other free pages number at least this many, so that the
-/// arena keeps at most one wholly free chunk, and none where partly used chunks hold a
-/// chunk's worth of free pages already; and the most free pages the arena keeps resident:
-/// a page freed beyond it, in a chunk still in use, goes back to the kernel on its own.
+/// arena keeps at most one wholly free chunk resident, and none where partly used chunks
+/// hold a chunk's worth of free pages already; and the most free pages the arena keeps
+/// resident: a page freed beyond it, in a chunk still in use, goes back to the kernel on its
+/// own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
 
-/// A backing page: a page of a chunk, with its lock. Shared by its zspage and the handles of
-/// its objects (cloning it clones the chunk's `Arc`).
-#[derive(Clone)]
-pub(super) struct BackingPage {
-    chunk: Arc<Chunk>,
-    index: u16,
-}
+/// A backing page: its number in the arena, chunk × [`CHUNK_PAGES`] + page. Shared by its
+/// zspage and the handles of its objects; its bytes are reached through the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BackingPage(pub(super) u32);
 
 impl BackingPage {
-    /// The page's bytes, read-locked.
-    pub(super) fn read(&self) -> PageRef<'_> {
-        self.chunk.read(self.index)
+    /// (Chunk, page in the chunk).
+    fn split(self) -> (usize, u16) {
+        let n = self.0 as usize;
+        (n / CHUNK_PAGES, (n % CHUNK_PAGES) as u16)
     }
 
-    /// The page's bytes, read-locked even where a writer waits: for a caller that holds
-    /// several pages' locks at once.
-    pub(super) fn read_recursive(&self) -> PageRef<'_> {
-        self.chunk.read_recursive(self.index)
-    }
-
-    /// The page's bytes, write-locked.
-    pub(super) fn write(&self) -> PageMut<'_> {
-        self.chunk.write(self.index)
+    fn new(chunk: usize, index: u16) -> Self {
+        BackingPage(u32::try_from(chunk * CHUNK_PAGES + index as usize).expect("2^32 pages"))
     }
 }
 
-/// A chunk as the arena keeps it: the chunk and its free pages.
+/// A chunk's free pages, as the arena keeps them.
+#[derive(Default)]
 struct ChunkSlot {
-    chunk: Arc<Chunk>,
     /// Free pages still resident, taken first.
     free: Vec<u16>,
     /// Free pages given back to the kernel (`MADV_DONTNEED`): a page taken from here is
@@ -77,31 +72,65 @@ impl ChunkSlot {
 
 #[derive(Default)]
 struct ArenaState {
-    /// Chunks by id; `None` for an id given back and not yet reused.
-    chunks: Vec<Option<ChunkSlot>>,
-    vacant: Vec<u32>,
+    /// Each chunk's free pages, by chunk number (the chunk table's index). A chunk given
+    /// back whole has none here.
+    slots: Vec<ChunkSlot>,
+    /// Chunks given back whole (`MADV_DONTNEED`), mapped, not resident: populated again
+    /// before a new chunk is mapped.
+    released_chunks: Vec<u32>,
+    /// Chunks being given back or taken back, outside the lock: neither in use nor in
+    /// `released_chunks` yet.
+    moving: usize,
     /// Chunks with a free page, keyed by (free pages, id): the first is the fullest, where
     /// pages are taken from.
     partial: BTreeSet<(u16, u32)>,
-    /// Free pages in all chunks, resident or given back.
+    /// Free pages in chunks in use, resident or given back.
     free_pages: usize,
-    /// Of those, the resident ones: never above [`ARENA_HIGH_PAGES`].
+    /// Of those, the resident ones: never above [`ARENA_HIGH_PAGES`] but for a chunk just
+    /// mapped or populated.
     resident_free: usize,
-    /// Chunks mapped and in `chunks` (an id taken for a chunk being mapped is not one yet).
-    mapped: usize,
+}
+
+impl ArenaState {
+    /// Chunks in use: holding pages in zspages or kept free pages.
+    fn in_use(&self) -> usize {
+        self.slots.len() - self.released_chunks.len() - self.moving
+    }
 }
 
 /// The backing pages of a pool, in chunks. One lock, taken when a zspage opens or is
-/// released, never while a chunk is mapped or unmapped.
+/// released, never while a chunk is mapped, populated or given back.
 #[derive(Default)]
 pub(super) struct Arena {
+    /// Every chunk mapped, by number; append-only, so that a page's chunk is reached without
+    /// a lock and lives as long as the arena.
+    chunks: boxcar::Vec<Chunk>,
     state: Mutex<ArenaState>,
 }
 
 impl Arena {
+    /// Page `page`'s bytes, read-locked.
+    pub(super) fn read(&self, page: BackingPage) -> PageRef<'_> {
+        let (chunk, index) = page.split();
+        self.chunks[chunk].read(index)
+    }
+
+    /// Page `page`'s bytes, read-locked even where a writer waits: for a caller that holds
+    /// several pages' locks at once.
+    pub(super) fn read_recursive(&self, page: BackingPage) -> PageRef<'_> {
+        let (chunk, index) = page.split();
+        self.chunks[chunk].read_recursive(index)
+    }
+
+    /// Page `page`'s bytes, write-locked.
+    pub(super) fn write(&self, page: BackingPage) -> PageMut<'_> {
+        let (chunk, index) = page.split();
+        self.chunks[chunk].write(index)
+    }
+
     /// `nr` free backing pages, with whatever bytes they last held, from the fullest chunks
-    /// first (so that emptier chunks drain and can go back whole); a new chunk is mapped
-    /// outside the lock where too few are free.
+    /// first (so that emptier chunks drain and can go back whole); a chunk is added outside
+    /// the lock where too few are free ([`Arena::grow`]).
     ///
     /// # Panics
     ///
@@ -121,98 +150,126 @@ impl Arena {
         }
     }
 
-    /// Maps a new chunk and adds its pages, all free.
+    /// Adds a chunk's pages, all free: a chunk given back whole, populated again, or else a
+    /// new chunk mapped.
     fn grow(&self) {
-        let id = {
+        let reused = {
             let mut state = self.state.lock();
-            match state.vacant.pop() {
-                Some(id) => id,
-                None => {
-                    state.chunks.push(None);
-                    (state.chunks.len() - 1) as u32
-                }
-            }
+            let id = state.released_chunks.pop();
+            state.moving += usize::from(id.is_some());
+            id
         };
-        let chunk = Chunk::map(id).unwrap_or_else(|| {
-            std::alloc::handle_alloc_error(
-                std::alloc::Layout::from_size_align(CHUNK_SIZE, CHUNK_SIZE).expect("a power of 2"),
-            )
-        });
-        let mut state = self.state.lock();
-        state.free_pages += CHUNK_PAGES;
-        state.resident_free += CHUNK_PAGES;
-        state.mapped += 1;
-        state.partial.insert((CHUNK_PAGES as u16, id));
-        state.chunks[id as usize] = Some(ChunkSlot {
-            chunk: Arc::new(chunk),
-            // Lowest index popped first.
-            free: (0..CHUNK_PAGES as u16).rev().collect(),
-            released: Vec::new(),
-        });
+        match reused {
+            Some(id) => {
+                self.chunks[id as usize].populate();
+                let mut state = self.state.lock();
+                state.moving -= 1;
+                state.add_chunk(id);
+            }
+            None => {
+                let chunk = Chunk::map().unwrap_or_else(|| {
+                    std::alloc::handle_alloc_error(
+                        std::alloc::Layout::from_size_align(CHUNK_SIZE, CHUNK_SIZE)
+                            .expect("a power of 2"),
+                    )
+                });
+                // Pushed under the lock, so that the table's numbers and `slots` agree.
+                let mut state = self.state.lock();
+                let id = self.chunks.push(chunk);
+                debug_assert_eq!(id, state.slots.len());
+                state.slots.push(ChunkSlot::default());
+                state.add_chunk(id as u32);
+            }
+        }
     }
 
     /// Takes back the pages of a released zspage. A chunk whose pages are then all free goes
-    /// back to the kernel where the arena's other free pages reach [`ARENA_HIGH_PAGES`]; a
-    /// page freed while the arena's resident free pages are at the mark goes back on its own
-    /// (`MADV_DONTNEED`), so that free pages in chunks still in use never hold more than the
-    /// mark resident.
+    /// back to the kernel whole where the arena's other free pages reach
+    /// [`ARENA_HIGH_PAGES`] (it stays mapped, for the next growth); a page freed while the
+    /// arena's resident free pages are at the mark goes back on its own (`MADV_DONTNEED`),
+    /// so that free pages in chunks still in use never hold more than the mark resident.
     pub(super) fn give(&self, pages: Vec<BackingPage>) {
-        let mut unmap = Vec::new();
+        let mut whole = Vec::new();
         let mut state = self.state.lock();
         for page in pages {
-            let id = page.chunk.id() as usize;
+            let (chunk, index) = page.split();
             let over = state.resident_free >= ARENA_HIGH_PAGES;
-            let slot = state.chunks[id]
-                .as_mut()
-                .expect("a page's chunk is mapped while the page is out");
-            debug_assert!(Arc::ptr_eq(&slot.chunk, &page.chunk));
+            let slot = &mut state.slots[chunk];
             debug_assert!(
-                !slot.free.contains(&page.index) && !slot.released.contains(&page.index),
+                !slot.free.contains(&index) && !slot.released.contains(&index),
                 "a page is given back once"
             );
             let before = slot.free_count() as u16;
             if over {
                 // Under the arena's lock, so that no `take` hands the page out before its
                 // memory is gone; no handle holds it (its zspage was released).
-                slot.chunk.release(page.index);
-                slot.released.push(page.index);
+                self.chunks[chunk].release(index);
+                slot.released.push(index);
             } else {
-                slot.free.push(page.index);
+                slot.free.push(index);
             }
             let resident = slot.free.len();
-            let whole = slot.free_count() == CHUNK_PAGES;
-            state.partial.remove(&(before, id as u32));
+            let all_free = slot.free_count() == CHUNK_PAGES;
+            state.partial.remove(&(before, chunk as u32));
             state.free_pages += 1;
             state.resident_free += usize::from(!over);
-            if whole && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
-                let slot = state.chunks[id].take().expect("checked above");
-                state.vacant.push(id as u32);
+            if all_free && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
+                let slot = &mut state.slots[chunk];
+                slot.free.clear();
+                slot.released.clear();
                 state.free_pages -= CHUNK_PAGES;
                 state.resident_free -= resident;
-                state.mapped -= 1;
-                unmap.push(slot.chunk);
+                state.moving += 1;
+                whole.push(chunk as u32);
             } else {
-                state.partial.insert((before + 1, id as u32));
+                state.partial.insert((before + 1, chunk as u32));
             }
-            // `page` is dropped here, its hold on the chunk with it.
         }
         drop(state);
-        // Unmapped here, outside the lock (a chunk goes once no page of it is held).
-        drop(unmap);
+        if whole.is_empty() {
+            return;
+        }
+        // Given back outside the lock: no page of these chunks is out, and none is taken
+        // (they are in no list) until they are in `released_chunks`.
+        for &id in &whole {
+            self.chunks[id as usize].release_all();
+        }
+        let mut state = self.state.lock();
+        state.moving -= whole.len();
+        state.released_chunks.extend(whole);
     }
 
-    /// (Resident free pages, free pages given back, chunks mapped).
-    pub(super) fn counts(&self) -> (usize, usize, usize) {
+    /// (Resident free pages, free pages given back, chunks in use, chunks given back whole).
+    pub(super) fn counts(&self) -> (usize, usize, usize, usize) {
         let state = self.state.lock();
         (
             state.resident_free,
             state.free_pages - state.resident_free,
-            state.mapped,
+            state.in_use(),
+            state.released_chunks.len(),
         )
+    }
+
+    /// Pages of the arena's chunks resident now, as the kernel counts them (`mincore`).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(super) fn resident_pages(&self) -> usize {
+        self.chunks
+            .iter()
+            .map(|(_, c)| c.resident_pages().expect("mincore on a mapped chunk"))
+            .sum()
     }
 }
 
 impl ArenaState {
+    /// Adds chunk `id`'s pages, all free and resident.
+    fn add_chunk(&mut self, id: u32) {
+        self.free_pages += CHUNK_PAGES;
+        self.resident_free += CHUNK_PAGES;
+        self.partial.insert((CHUNK_PAGES as u16, id));
+        // Lowest index popped first.
+        self.slots[id as usize].free = (0..CHUNK_PAGES as u16).rev().collect();
+    }
+
     /// Moves `nr` free pages into `out`, from the chunks with the fewest free pages.
     fn take(&mut self, mut nr: usize, out: &mut Vec<BackingPage>) {
         while nr > 0 {
@@ -220,9 +277,7 @@ impl ArenaState {
                 .partial
                 .pop_first()
                 .expect("free_pages counts the chunks' free pages");
-            let slot = self.chunks[id as usize]
-                .as_mut()
-                .expect("partial chunks are mapped");
+            let slot = &mut self.slots[id as usize];
             let n = nr.min(free as usize);
             for _ in 0..n {
                 // Resident pages first: a released one faults on its first write.
@@ -233,10 +288,7 @@ impl ArenaState {
                     }
                     None => slot.released.pop().expect("n is at most its free pages"),
                 };
-                out.push(BackingPage {
-                    chunk: Arc::clone(&slot.chunk),
-                    index,
-                });
+                out.push(BackingPage::new(id as usize, index));
             }
             if slot.free_count() > 0 {
                 self.partial.insert((slot.free_count() as u16, id));
