@@ -47,8 +47,8 @@ impl Builder {
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
     /// pool's arena are kept for reuse, resident up to about a chunk of 2 MiB
     /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)), and the entries
-    /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
-    /// the kernel's `zswap_entry` is outside the budget too).
+    /// themselves take on the order of 130–160 bytes each (the map, the entry's slot, the
+    /// zspages' bookkeeping; the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
         self.max_pool_bytes = Some(bytes);
         self

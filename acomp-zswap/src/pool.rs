@@ -20,10 +20,10 @@
 //! `pool_total_size`) count the backing pages in zspages, as zsmalloc counts them; the free
 //! pages the arena keeps resident ([`PoolStats::cached_pages`]) are not counted, as the
 //! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
-//! for a chunk just mapped, whose pages are resident until used (a chunk is mapped when
-//! fewer free pages than a zspage's are left, by each thread that finds so at once): the
-//! backing pages' resident memory ([`PoolStats::resident_size`]) exceeds `pool_total_size`
-//! by at most a chunk, for one thread. After scattered invalidation and compaction, chunks
+//! for a chunk just mapped or populated again, whose pages are resident until used (a chunk
+//! is added when fewer free pages than a zspage's are left, by each thread that finds so at
+//! once): the backing pages' resident memory ([`PoolStats::resident_size`]) exceeds
+//! `pool_total_size` by at most a chunk, for one thread. After scattered invalidation and compaction, chunks
 //! still in use keep their free pages mapped but not resident ([`PoolStats::released_pages`]).
 //!
 //! Each class keeps its zspages in zsmalloc's fullness groups: lists by the share of their
@@ -196,9 +196,9 @@ pub struct PoolStats {
     pub pages: usize,
     /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
     /// the pool's `ARENA_HIGH_PAGES`, a chunk's worth (512 pages), but for a chunk just mapped
-    /// (see the pool's module docs, `src/pool.rs`). Resident (the arena populates a chunk when it
-    /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
-    /// `zs_get_total_pages`.
+    /// or populated again (see the pool's module docs, `src/pool.rs`). Resident (the arena
+    /// populates a chunk when it maps it or takes it back) but not in `total_size`, as
+    /// zsmalloc's freed pages are not in `zs_get_total_pages`.
     pub cached_pages: usize,
     /// Free backing pages the arena has given back to the kernel (`MADV_DONTNEED`) but keeps
     /// mapped, in chunks still in use: not resident; taken after the resident ones.
