@@ -6,7 +6,7 @@ mod common;
 
 use acomp::Acomp;
 use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE};
-use acomp_zswap::{PAGE_SIZE, Page, StoreKind, Zswap};
+use acomp_zswap::{PAGE_SIZE, Page, PoolStats, StoreKind, Zswap};
 use common::{check, mix, page};
 
 fn tier() -> Zswap {
@@ -22,6 +22,20 @@ fn noise(seed: u64) -> Page {
         w.copy_from_slice(&s.to_le_bytes());
     }
     p
+}
+
+/// The kernel's count of the arena's resident pages (`mincore`): the pages in zspages and
+/// the free pages kept resident, and none of the chunks given back whole. Pages given back
+/// one by one may be resident again, as zeros, where khugepaged collapsed their chunk into a
+/// huge page meanwhile (it fills a huge page's missing pages, up to `max_ptes_none`, 511 by
+/// default): so at most those too.
+fn assert_resident(z: &Zswap, s: &PoolStats) {
+    let resident = z.pool_resident_pages();
+    let kept = s.pages + s.cached_pages;
+    assert!(
+        (kept..=kept + s.released_pages).contains(&resident),
+        "{resident} pages resident: {s:?}"
+    );
 }
 
 #[test]
@@ -94,8 +108,8 @@ fn mass_invalidation_gives_whole_chunks_back() {
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
     assert_eq!(s.arena_size(), full.arena_size());
-    // RSS fell: of all those chunks, only the kept free pages are resident.
-    assert_eq!(z.pool_resident_pages(), s.cached_pages, "{s:?}");
+    // RSS fell: of all those chunks, only the kept chunk's pages may be resident.
+    assert_resident(&z, &s);
 }
 
 #[test]
@@ -134,7 +148,7 @@ fn scattered_invalidation_gives_free_pages_back() {
         s.resident_size(),
         s.total_size()
     );
-    assert_eq!(z.pool_resident_pages(), s.pages + s.cached_pages, "{s:?}");
+    assert_resident(&z, &s);
     // Released pages serve new stores, their bytes whole.
     let mut back = [0u8; PAGE_SIZE];
     for offset in n..n + 4000 {
@@ -178,5 +192,5 @@ fn chunks_come_and_go_under_threads() {
     assert_eq!((s.pages, s.objects), (0, 0));
     assert_eq!(s.chunks, 1);
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
-    assert_eq!(z.pool_resident_pages(), s.cached_pages, "{s:?}");
+    assert_resident(&z, &s);
 }

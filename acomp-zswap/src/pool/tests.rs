@@ -192,8 +192,13 @@ fn arena_gives_whole_chunks_back_after_mass_invalidation() {
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
     assert_eq!(s.arena_size(), full.arena_size());
-    // The kernel agrees: only the kept chunk's resident free pages are resident.
-    assert_eq!(pool.resident_pages(), s.cached_pages, "{s:?}");
+    // The kernel agrees: only the kept chunk's free pages may be resident (those it gave
+    // back one by one too where khugepaged collapsed the chunk meanwhile: `tests/arena.rs`).
+    let resident = pool.resident_pages();
+    assert!(
+        (s.cached_pages..=CHUNK_PAGES).contains(&resident),
+        "{resident}: {s:?}"
+    );
 }
 
 #[test]
