@@ -202,7 +202,7 @@ impl Arena {
             let before = slot.free_count() as u16;
             if over {
                 // Under the arena's lock, so that no `take` hands the page out before its
-                // memory is gone; no handle holds it (its zspage was released).
+                // memory is gone; no handle names it (its zspage was released).
                 self.chunks[chunk].release(index);
                 slot.released.push(index);
             } else {
