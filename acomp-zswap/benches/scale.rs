@@ -240,12 +240,14 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
     eprintln!(
         "scale 2^{log2}: half invalidated, compacted: pool {:.1} MiB, backing pages resident \
-         {:.1} MiB ({} free pages resident, {} given back, {} chunks); process RSS {:+.1} MiB",
+         {:.1} MiB ({} free pages resident, {} given back, {} chunks in use, {} given back \
+         whole); process RSS {:+.1} MiB",
         mib(s.total_size()),
         mib(s.resident_size()),
         s.cached_pages,
         s.released_pages,
         s.chunks,
+        s.released_chunks,
         match (before, rss()) {
             (Some(b), Some(a)) => (a as f64 - b as f64) / (1 << 20) as f64,
             _ => f64::NAN,

@@ -48,8 +48,8 @@ impl Builder {
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
     /// pool's arena are kept for reuse, resident under two chunks of 2 MiB
     /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)), and the entries
-    /// themselves take on the order of 150 bytes each (the map, the entry, its LRU node;
-    /// the kernel's `zswap_entry` is outside the budget too).
+    /// themselves take on the order of 130–160 bytes each (the map, the entry's slot, the
+    /// zspages' bookkeeping; the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
         self.max_pool_bytes = Some(bytes);
         self
@@ -170,8 +170,9 @@ impl Builder {
     }
 
     /// Growth ahead of the pool's backing pages (default on): once fewer than half a chunk
-    /// of free backing pages is left (256 pages, 1 MiB), a thread of the pool's own maps and
-    /// populates the next chunk of 2 MiB, so that stores do not wait on the kernel's page
+    /// of free backing pages is left (256 pages, 1 MiB), a thread of the pool's own adds the
+    /// next chunk of 2 MiB (a new mapping, or a chunk given back whole populated again), so
+    /// that stores do not wait on the kernel's page
     /// faults (their zeroing, and for a transparent huge page its compaction); the work is
     /// the same, done on another CPU. The thread starts with the first chunk mapped ahead
     /// and ends with the tier. Off, the store that finds no free backing page maps the chunk

@@ -154,3 +154,15 @@ impl Folio {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        // A pool handle of 16 bytes: `State` 24, an entry one cache line (issue 41).
+        assert_eq!(std::mem::size_of::<State>(), 24);
+        assert_eq!(std::mem::size_of::<Entry>(), 64);
+    }
+}

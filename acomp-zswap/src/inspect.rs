@@ -135,4 +135,11 @@ impl Zswap {
     pub fn pool_stats(&self) -> crate::PoolStats {
         self.pool.stats()
     }
+
+    /// Backing pages of the pool's chunks resident now, as the kernel counts them in the
+    /// process's RSS (`mincore`): for tests that memory given back left it.
+    #[cfg(feature = "test-hooks")]
+    pub fn pool_resident_pages(&self) -> usize {
+        self.pool.resident_pages()
+    }
 }

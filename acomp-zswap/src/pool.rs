@@ -9,44 +9,53 @@
 //!
 //! Backing pages come from the pool's own arena (`pool/arena.rs`): chunks of [`CHUNK_SIZE`]
 //! bytes mapped from the kernel (huge pages where it has them), populated once, their pages
-//! reused without zeroing. A chunk goes back to the kernel whole where all its pages are
-//! free and the arena's other free pages reach [`ARENA_HIGH_PAGES`]; and a page freed while
-//! the arena already keeps that many free pages resident, in a chunk still in use, goes back
-//! on its own (`MADV_DONTNEED`; it stays mapped, and is taken after the resident ones).
+//! reused without zeroing, and never unmapped while the pool lives. A chunk goes back to the
+//! kernel whole where all its pages are free and the arena's other free pages reach
+//! [`ARENA_HIGH_PAGES`] (`MADV_DONTNEED` over the chunk: it stays mapped, not resident
+//! ([`PoolStats::released_chunks`]), and the next growth populates it again before it maps a
+//! new one); and a page freed while the arena already keeps that many free pages resident,
+//! in a chunk still in use, goes back on its own (`MADV_DONTNEED`; it stays mapped, and is
+//! taken after the resident ones).
 //! How pages are counted: the budget and [`PoolStats::total_size`] (zswap's
 //! `pool_total_size`) count the backing pages in zspages, as zsmalloc counts them; the free
 //! pages the arena keeps resident ([`PoolStats::cached_pages`]) are not counted, as the
 //! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
-//! for a chunk just mapped, whose pages are resident until used (one chunk is mapped at a
-//! time: when fewer free pages than a zspage's are left, or, with growth ahead
-//! ([`Pool::set_grow_ahead`]), by the arena's own thread when fewer than
+//! for a chunk just mapped or populated again, whose pages are resident until used (one
+//! chunk is added at a time: when fewer free pages than a zspage's are left, or, with growth
+//! ahead ([`Pool::set_grow_ahead`]), by the arena's own thread when fewer than
 //! [`GROW_AHEAD_PAGES`] are): the backing pages' resident memory
 //! ([`PoolStats::resident_size`]) exceeds `pool_total_size` by less than
 //! [`GROW_AHEAD_PAGES`] and a chunk, 3 MiB. After scattered invalidation and compaction, chunks
 //! still in use keep their free pages mapped but not resident ([`PoolStats::released_pages`]).
 //!
-//! Allocation takes an object from the fullest zspage of its class with room, as zsmalloc's
-//! fullness groups do, so that the emptiest zspages drain; [`Pool::compaction_candidates`]
-//! and [`Pool::migrate`] move the objects of sparse zspages into fuller ones
-//! (`zs_compact`), so that churn does not leave the pool half empty.
+//! Each class keeps its zspages in zsmalloc's fullness groups: lists by the share of their
+//! objects in use, in steps of 10% (`enum fullness_group`, `get_fullness_group`), each an
+//! intrusive doubly linked list, so that an allocation or a free moves a zspage in O(1).
+//! Allocation takes an object from the zspage at the head of the fullest group with room
+//! (`find_get_zspage`): a zspage within 10% of the fullest, not always the fullest itself,
+//! as in zsmalloc, so that the emptiest zspages drain; [`Pool::compaction_candidates`] takes
+//! the objects of zspages of the emptiest groups and [`Pool::migrate`] moves them into the
+//! fullest (`zs_compact`), so that churn does not leave the pool half empty.
 //!
-//! A [`Handle`] is not `Clone`: the one owner of an object frees it, once, and nothing
-//! outlives the free. Each object carries its owner's tag (the store's swap offset), so that
-//! compaction can find who to tell.
+//! A [`Handle`] is 16 bytes of numbers, with no `Arc` and no `Drop`: its backing pages by
+//! their number in the arena, which keeps every chunk while the pool lives. It is not
+//! `Clone`: the one owner of an object frees it, once, and nothing outlives the free. Each
+//! object carries its owner's tag (the store's swap offset), so that compaction can find who
+//! to tell.
 //!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
 //! the `class->lock` of zsmalloc, taken to allocate and free only. Each backing page has a
 //! read-write lock, held for reading while a caller decompresses out of it and for writing
-//! while an object is copied in; a handle holds its pages, so that reads and writes go
-//! straight to them. No class lock is held while the arena maps a chunk, and the arena's own
-//! lock not either.
+//! while an object is copied in; a handle names its pages, so that reads and writes go
+//! straight to them through the arena's chunk table, which needs no lock. No class lock is
+//! held while the arena maps, populates or gives back a chunk, and the arena's own lock not
+//! either.
 //!
 //! Here: the pool, allocation and freeing; `pool/arena.rs` the backing pages (the chunk
 //! itself, mapping and page access, is the crate's `sys/chunk.rs`, its one home of `unsafe`);
 //! `pool/class.rs` the size classes and zspages; `pool/access.rs` reads and writes through
 //! handles; `pool/frame.rs` frames of any length; `pool/compact.rs` compaction.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::Mutex;
@@ -65,6 +74,8 @@ pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
 use class::{ClassState, SizeClass, Zspage, class_index};
+#[cfg(test)]
+use class::{ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99, ZS_INUSE_RATIO_100, fullness_group};
 pub use frame::copy_frags;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
@@ -80,16 +91,21 @@ pub const MAX_PAGES_PER_ZSPAGE: usize = 8;
 /// Number of size classes: 32, 48, ... 4096 bytes.
 pub const NR_CLASSES: usize = (PAGE_SIZE - MIN_ALLOC_SIZE) / CLASS_DELTA + 1;
 
-/// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`. It holds
-/// the backing pages the object lies on (the second only where it straddles), so that a
-/// read takes no lock but theirs. Not `Clone`: [`Pool::free`] takes it by value.
+/// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`, 16 bytes.
+/// It names the backing pages the object lies on (the second only where it straddles), so
+/// that a read takes no lock but theirs. Not `Clone`: [`Pool::free`] takes it by value.
 pub struct Handle {
+    /// The page the object starts in.
     first: BackingPage,
-    second: Option<BackingPage>,
-    class: u16,
+    /// The page it ends in where it straddles a boundary, else [`NO_PAGE`].
+    second: BackingPage,
     zspage: u32,
+    class: u16,
     obj: u16,
 }
+
+/// A [`Handle`]'s second page where the object lies in one page.
+const NO_PAGE: BackingPage = BackingPage(u32::MAX);
 
 impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,6 +122,11 @@ impl Handle {
     /// have the same place.
     pub fn place(&self) -> (u16, u32, u16) {
         (self.class, self.zspage, self.obj)
+    }
+
+    /// The page the object ends in, where it straddles two.
+    fn second(&self) -> Option<BackingPage> {
+        (self.second != NO_PAGE).then_some(self.second)
     }
 }
 
@@ -177,17 +198,21 @@ pub struct PoolStats {
     pub pages: usize,
     /// Free backing pages the arena keeps resident for new zspages (not in `pages`): at most
     /// the pool's `ARENA_HIGH_PAGES`, a chunk's worth (512 pages), but for a chunk just mapped
-    /// (under `GROW_AHEAD_PAGES` and a chunk then, 768 pages; see the pool's module docs,
-    /// `src/pool.rs`). Resident (the arena populates a chunk when it
-    /// maps it) but not in `total_size`, as zsmalloc's freed pages are not in
+    /// or populated again (under `GROW_AHEAD_PAGES` and a chunk then, 768 pages; see the
+    /// pool's module docs, `src/pool.rs`). Resident (the arena populates a chunk when it maps
+    /// it or takes it back) but not in `total_size`, as zsmalloc's freed pages are not in
     /// `zs_get_total_pages`.
     pub cached_pages: usize,
     /// Free backing pages the arena has given back to the kernel (`MADV_DONTNEED`) but keeps
     /// mapped, in chunks still in use: not resident; taken after the resident ones.
     pub released_pages: usize,
-    /// Chunks of the arena's `CHUNK_SIZE` (2 MiB) mapped now: `pages + cached_pages +
-    /// released_pages` is `chunks * CHUNK_PAGES`.
+    /// Chunks of the arena's `CHUNK_SIZE` (2 MiB) in use: holding backing pages in zspages or
+    /// kept free ones. `pages + cached_pages + released_pages` is `chunks * CHUNK_PAGES`.
     pub chunks: usize,
+    /// Chunks given back to the kernel whole (`MADV_DONTNEED` over the chunk, once all its
+    /// pages were free): mapped but not resident, none of their pages counted above; the
+    /// arena's next growth populates one again before it maps a new chunk.
+    pub released_chunks: usize,
     /// Objects allocated.
     pub objects: usize,
     /// Bytes the allocated objects take, each its class's size.
@@ -202,9 +227,10 @@ impl PoolStats {
         self.pages * PAGE_SIZE
     }
 
-    /// Bytes of the chunks mapped (address space, not all resident).
+    /// Bytes of the chunks mapped, in use or given back (address space, not all resident):
+    /// `(chunks + released_chunks) * CHUNK_SIZE`.
     pub fn arena_size(&self) -> usize {
-        self.chunks * CHUNK_SIZE
+        (self.chunks + self.released_chunks) * CHUNK_SIZE
     }
 
     /// Bytes of backing pages resident: those in zspages and the free ones kept resident
@@ -231,11 +257,7 @@ impl Pool {
         let classes = (0..NR_CLASSES)
             .map(|i| SizeClass {
                 info: ClassInfo::new(i),
-                state: Mutex::new(ClassState {
-                    zspages: Vec::new(),
-                    vacant: Vec::new(),
-                    partial: BTreeSet::new(),
-                }),
+                state: Mutex::new(ClassState::default()),
             })
             .collect();
         Pool {
@@ -266,7 +288,8 @@ impl Pool {
     }
 
     /// Allocates an object of `size` bytes (`zs_malloc`) tagged with `owner`: a free object
-    /// of the fullest zspage of its class with room, or a new zspage's first one. Its bytes
+    /// of a zspage of its class's fullest fullness group with room (within 10% of the
+    /// fullest zspage), or a new zspage's first one. Its bytes
     /// are whatever the last owner left.
     ///
     /// # Errors
@@ -297,11 +320,7 @@ impl Pool {
         // Object 0 is handed out now; the rest are free, lowest popped first.
         let mut owners = vec![0; objs as usize];
         owners[0] = owner;
-        let zspage = Zspage {
-            pages: self.arena.take(nr),
-            free: (1..objs).rev().collect(),
-            owners,
-        };
+        let zspage = Zspage::new(self.arena.take(nr), (1..objs).rev().collect(), owners);
         let mut state = class.state.lock();
         let id = match state.vacant.pop() {
             Some(id) => id,
@@ -311,10 +330,8 @@ impl Pool {
             }
         };
         let handle = class.handle(index, id, &zspage, 0);
-        if !zspage.free.is_empty() {
-            state.partial.insert((zspage.free.len() as u16, id));
-        }
         state.zspages[id as usize] = Some(zspage);
+        state.fix_fullness_group(id, objs as usize);
         drop(state);
         self.allocated(class);
         Ok(handle)
@@ -325,7 +342,7 @@ impl Pool {
         self.used_bytes.fetch_add(class.info.size, Relaxed);
     }
 
-    /// An object of the fullest partial zspage of the class, other than `except`.
+    /// An object of a zspage of the fullest group with room, other than `except`.
     fn alloc_from_partial(
         index: usize,
         class: &SizeClass,
@@ -333,22 +350,15 @@ impl Pool {
         except: Option<u32>,
     ) -> Option<Handle> {
         let mut state = class.state.lock();
-        let key = *state.partial.iter().find(|&&(_, id)| Some(id) != except)?;
-        let id = key.1;
-        state.partial.remove(&key);
-        let zspage = state.zspages[id as usize]
-            .as_mut()
-            .expect("partial zspages exist");
+        let id = state.find_get_zspage(except)?;
+        let zspage = state.zspage_mut(id);
         let obj = zspage
             .free
             .pop()
-            .expect("partial zspages have a free object");
+            .expect("a zspage in a group with room has a free object");
         zspage.owners[obj as usize] = owner;
-        let left = zspage.free.len() as u16;
         let handle = class.handle(index, id, zspage, obj);
-        if left > 0 {
-            state.partial.insert((left, id));
-        }
+        state.fix_fullness_group(id, class.info.objs_per_zspage);
         Some(handle)
     }
 
@@ -357,38 +367,41 @@ impl Pool {
     pub fn free(&self, handle: Handle) {
         let class = &self.classes[handle.class as usize];
         let (id, obj) = (handle.zspage, handle.obj);
-        // Our hold on the pages goes before the lock is taken, so the cache can take them.
-        drop(handle);
         let mut state = class.state.lock();
-        let before = state.free_count(id);
-        let zspage = state.zspages[id as usize]
-            .as_mut()
-            .expect("a zspage with an object in use is not released");
+        let zspage = state.zspage_mut(id);
         debug_assert!(!zspage.free.contains(&obj), "a handle is freed once");
         zspage.free.push(obj);
         let free = zspage.free.len();
-        state.partial.remove(&(before, id));
         if free == class.info.objs_per_zspage {
+            state.remove_zspage(id);
             let released = state.zspages[id as usize].take().expect("checked above");
             state.vacant.push(id);
             drop(state);
             self.arena.give(released.pages);
             self.pages.fetch_sub(class.info.pages_per_zspage, Relaxed);
         } else {
-            state.partial.insert((free as u16, id));
+            state.fix_fullness_group(id, class.info.objs_per_zspage);
         }
         self.objects.fetch_sub(1, Relaxed);
         self.used_bytes.fetch_sub(class.info.size, Relaxed);
     }
 
+    /// Backing pages of the arena's chunks resident now, as the kernel counts them
+    /// (`mincore`): for tests that the memory given back left the process's RSS.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn resident_pages(&self) -> usize {
+        self.arena.resident_pages()
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
-        let (cached_pages, released_pages, chunks) = self.arena.counts();
+        let (cached_pages, released_pages, chunks, released_chunks) = self.arena.counts();
         PoolStats {
             pages: self.pages.load(Relaxed),
             cached_pages,
             released_pages,
             chunks,
+            released_chunks,
             objects: self.objects.load(Relaxed),
             used_bytes: self.used_bytes.load(Relaxed),
             straddled_reads: self.straddled_reads.load(Relaxed),

@@ -1,6 +1,6 @@
 //! The tier's calls into the C library, each behind a safe function: the only module
 //! with `unsafe` code (the crate denies it elsewhere). `sys/chunk.rs`: the pool's chunks of
-//! backing pages (mapping, and a page's bytes under its lock).
+//! backing pages (mapping, release, and a page's bytes under its lock).
 
 #![allow(unsafe_code)]
 

@@ -28,13 +28,10 @@ impl Pool {
             data.len()
         );
         let first = data.len().min(PAGE_SIZE - off);
-        handle.first.write()[off..off + first].copy_from_slice(&data[..first]);
+        self.arena.write(handle.first)[off..off + first].copy_from_slice(&data[..first]);
         if first < data.len() {
-            let second = handle
-                .second
-                .as_ref()
-                .expect("a straddling object has two pages");
-            second.write()[..data.len() - first].copy_from_slice(&data[first..]);
+            let second = handle.second().expect("a straddling object has two pages");
+            self.arena.write(second)[..data.len() - first].copy_from_slice(&data[first..]);
         }
     }
 
@@ -54,17 +51,15 @@ impl Pool {
         let (off, size) = self.place(handle);
         assert!(len <= size, "{len} bytes out of a {size}-byte object");
         let first = len.min(PAGE_SIZE - off);
-        let page = handle.first.read();
+        let page = self.arena.read(handle.first);
         if first == len {
             f(&[IoSlice::new(&page[off..off + len])])
         } else {
             self.straddled_reads.fetch_add(1, Relaxed);
             // Pages are always locked in zspage order, so readers and writers never deadlock.
-            let next = handle
-                .second
-                .as_ref()
-                .expect("a straddling object has two pages")
-                .read();
+            let next = self
+                .arena
+                .read(handle.second().expect("a straddling object has two pages"));
             f(&[
                 IoSlice::new(&page[off..]),
                 IoSlice::new(&next[..len - first]),
@@ -95,15 +90,12 @@ impl Pool {
             let (off, size) = self.place(h);
             let take = left.min(size);
             let first = take.min(PAGE_SIZE - off);
-            guards.push(h.first.read_recursive());
+            guards.push(self.arena.read_recursive(h.first));
             spans.push((guards.len() - 1, off..off + first));
             if first < take {
                 self.straddled_reads.fetch_add(1, Relaxed);
-                let next = h
-                    .second
-                    .as_ref()
-                    .expect("a straddling object has two pages");
-                guards.push(next.read_recursive());
+                let next = h.second().expect("a straddling object has two pages");
+                guards.push(self.arena.read_recursive(next));
                 spans.push((guards.len() - 1, 0..take - first));
             }
             left -= take;

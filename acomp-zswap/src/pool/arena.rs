@@ -1,31 +1,35 @@
 //! The pool's own page allocator: backing pages cut from chunks of [`CHUNK_SIZE`] bytes
 //! mapped from the kernel (`mmap`, with `MADV_HUGEPAGE` where the kernel has transparent
 //! huge pages), kept and reused without zeroing, and given back to the kernel above a
-//! high-water mark: as whole chunks where all their pages are free, else page by page
-//! (`MADV_DONTNEED`, the page staying mapped for reuse), so that free pages never hold more
-//! than the mark resident (but for a chunk just mapped). A store that opens a zspage in the steady state
-//! takes pages the arena holds already: no `malloc`, no zeroing, no page fault (a new chunk
-//! is populated once, when it is mapped: `MADV_POPULATE_WRITE`, or a write per page where
-//! the kernel lacks it). zsmalloc does the same with the kernel's own pages: it never zeroes
-//! a zspage's pages for reuse.
+//! high-water mark: as whole chunks where all their pages are free (`MADV_DONTNEED` over the
+//! chunk: it stays mapped, not resident, and is populated again by the next growth before a
+//! new chunk is mapped), else page by page (`MADV_DONTNEED`, the page staying mapped for
+//! reuse), so that free pages never hold more than the mark resident (but for a chunk just
+//! mapped or populated). A store that opens a zspage in the steady state takes pages the
+//! arena holds already: no `malloc`, no zeroing, no page fault (a chunk is populated once,
+//! when it is mapped or taken back: `MADV_POPULATE_WRITE`, or a write per page where the
+//! kernel lacks it). zsmalloc does the same with the kernel's own pages: it never zeroes a
+//! zspage's pages for reuse.
 //!
-//! Growth: one chunk is mapped at a time. With growth ahead on (the tier's default,
+//! The chunks sit in an append-only table (`boxcar::Vec`), never unmapped while the pool
+//! lives: a [`BackingPage`] is a plain number (chunk × [`CHUNK_PAGES`] + page), 4 bytes with
+//! no `Arc` and no `Drop`, and a page is reached as `&chunks[n / CHUNK_PAGES]`, for the
+//! pool's lifetime, in safe code. The chunk itself, its mapping and the access to a page's
+//! bytes under the page's lock, is `sys::Chunk`, with the crate's other `unsafe` code; the
+//! arena's bookkeeping is safe code.
+//!
+//! Growth: one chunk is added at a time. With growth ahead on (the tier's default,
 //! [`Arena::set_grow_ahead`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
 //! pages asks the arena's own thread for the next chunk, so that the page faults of growth
 //! (the kernel's zeroing, and for a huge page its compaction: from 50 µs to several ms a
 //! chunk on a VM) fall outside the stores; a `take` that finds too few pages meanwhile waits
-//! for that chunk. Off, the taker that finds too few maps it. Either way the free pages kept
+//! for that chunk. Off, the taker that finds too few adds it. Either way the free pages kept
 //! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new, and at most
 //! [`ARENA_HIGH_PAGES`] after frees.
 //!
-//! The chunk itself, its mapping and the access to a page's bytes under the page's lock, is
-//! `sys::Chunk`, with the crate's other `unsafe` code; the arena's bookkeeping is safe code.
-//!
 //! Each backing page has its own read-write lock (in an array beside the chunk's bytes, not
-//! in them), as before the arena each page had one: a page's bytes are reached only through
-//! [`BackingPage::read`], [`BackingPage::read_recursive`] and [`BackingPage::write`], which
-//! hold it. A [`BackingPage`] holds its chunk (an `Arc`), so a chunk is unmapped only once
-//! the arena has let it go and no handle holds one of its pages.
+//! in them): a page's bytes are reached only through [`Arena::read`],
+//! [`Arena::read_recursive`] and [`Arena::write`], which hold it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -37,44 +41,36 @@ use crate::sys::{Chunk, PageMut, PageRef};
 
 /// The high-water mark, in free backing pages: a chunk whose pages are all free goes back
 /// to the kernel when the arena's other free pages number at least this many, so that the
-/// arena keeps at most one wholly free chunk, and none where partly used chunks hold a
-/// chunk's worth of free pages already; and the most free pages the arena keeps resident:
-/// a page freed beyond it, in a chunk still in use, goes back to the kernel on its own.
+/// arena keeps at most one wholly free chunk resident, and none where partly used chunks
+/// hold a chunk's worth of free pages already; and the most free pages the arena keeps
+/// resident: a page freed beyond it, in a chunk still in use, goes back to the kernel on its
+/// own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
 
-/// Free pages under which an arena that grows ahead ([`Arena::set_grow_ahead`]) maps its
+/// Free pages under which an arena that grows ahead ([`Arena::set_grow_ahead`]) adds its
 /// next chunk on its own thread: half a chunk, a few milliseconds of stores.
 pub const GROW_AHEAD_PAGES: usize = CHUNK_PAGES / 2;
 
-/// A backing page: a page of a chunk, with its lock. Shared by its zspage and the handles of
-/// its objects (cloning it clones the chunk's `Arc`).
-#[derive(Clone)]
-pub(super) struct BackingPage {
-    chunk: Arc<Chunk>,
-    index: u16,
-}
+/// A backing page: its number in the arena, chunk × [`CHUNK_PAGES`] + page. Shared by its
+/// zspage and the handles of its objects; its bytes are reached through the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BackingPage(pub(super) u32);
 
 impl BackingPage {
-    /// The page's bytes, read-locked.
-    pub(super) fn read(&self) -> PageRef<'_> {
-        self.chunk.read(self.index)
+    /// (Chunk, page in the chunk).
+    fn split(self) -> (usize, u16) {
+        let n = self.0 as usize;
+        (n / CHUNK_PAGES, (n % CHUNK_PAGES) as u16)
     }
 
-    /// The page's bytes, read-locked even where a writer waits: for a caller that holds
-    /// several pages' locks at once.
-    pub(super) fn read_recursive(&self) -> PageRef<'_> {
-        self.chunk.read_recursive(self.index)
-    }
-
-    /// The page's bytes, write-locked.
-    pub(super) fn write(&self) -> PageMut<'_> {
-        self.chunk.write(self.index)
+    fn new(chunk: usize, index: u16) -> Self {
+        BackingPage(u32::try_from(chunk * CHUNK_PAGES + index as usize).expect("2^32 pages"))
     }
 }
 
-/// A chunk as the arena keeps it: the chunk and its free pages.
+/// A chunk's free pages, as the arena keeps them.
+#[derive(Default)]
 struct ChunkSlot {
-    chunk: Arc<Chunk>,
     /// Free pages still resident, taken first.
     free: Vec<u16>,
     /// Free pages given back to the kernel (`MADV_DONTNEED`): a page taken from here is
@@ -90,18 +86,23 @@ impl ChunkSlot {
 
 #[derive(Default)]
 struct ArenaState {
-    /// Chunks by id; `None` for an id given back and not yet reused.
-    chunks: Vec<Option<ChunkSlot>>,
-    vacant: Vec<u32>,
+    /// Each chunk's free pages, by chunk number (the chunk table's index). A chunk given
+    /// back whole has none here.
+    slots: Vec<ChunkSlot>,
+    /// Chunks given back whole (`MADV_DONTNEED`), mapped, not resident: populated again
+    /// before a new chunk is mapped.
+    released_chunks: Vec<u32>,
+    /// Chunks being given back or taken back, outside the lock: neither in use nor in
+    /// `released_chunks` yet.
+    moving: usize,
     /// Chunks with a free page, keyed by (free pages, id): the first is the fullest, where
     /// pages are taken from.
     partial: BTreeSet<(u16, u32)>,
-    /// Free pages in all chunks, resident or given back.
+    /// Free pages in chunks in use, resident or given back.
     free_pages: usize,
-    /// Of those, the resident ones: never above [`ARENA_HIGH_PAGES`].
+    /// Of those, the resident ones: never above [`ARENA_HIGH_PAGES`] but for a chunk just
+    /// mapped or populated.
     resident_free: usize,
-    /// Chunks mapped and in `chunks` (an id taken for a chunk being mapped is not one yet).
-    mapped: usize,
     /// Growth ahead, on the arena's own thread.
     ahead: Ahead,
 }
@@ -113,7 +114,7 @@ struct Ahead {
     enabled: bool,
     /// The thread was started.
     started: bool,
-    /// A chunk is asked of the thread or being mapped (by it or a taker): one at a time.
+    /// A chunk is asked of the thread or being added (by it or a taker): one at a time.
     growing: bool,
     /// The thread is asked for a chunk.
     asked: bool,
@@ -121,36 +122,66 @@ struct Ahead {
     closed: bool,
 }
 
-/// What the arena's users and its thread share.
-#[derive(Default)]
-struct Shared {
-    state: Mutex<ArenaState>,
-    /// The thread waits here for a chunk to map.
-    work: Condvar,
-    /// Takers wait here while the thread maps a chunk.
-    grown: Condvar,
+impl ArenaState {
+    /// Chunks in use: holding pages in zspages or kept free pages.
+    fn in_use(&self) -> usize {
+        self.slots.len() - self.released_chunks.len() - self.moving
+    }
 }
 
 /// The backing pages of a pool, in chunks. One lock, taken when a zspage opens or is
-/// released, never while a chunk is mapped or unmapped.
+/// released, never while a chunk is mapped, populated or given back.
 #[derive(Default)]
 pub(super) struct Arena {
-    shared: Arc<Shared>,
+    /// Shared with the arena's thread, where it grows ahead.
+    inner: Arc<Inner>,
+}
+
+/// What the arena's users and its thread share.
+#[derive(Default)]
+struct Inner {
+    /// Every chunk mapped, by number; append-only, so that a page's chunk is reached without
+    /// a lock and lives as long as the arena.
+    chunks: boxcar::Vec<Chunk>,
+    state: Mutex<ArenaState>,
+    /// The thread waits here for a chunk to add.
+    work: Condvar,
+    /// Takers wait here while a chunk is being added.
+    grown: Condvar,
 }
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        // The thread, if any, ends (after the chunk it may be mapping); the chunks go with
-        // the last holder of `shared`.
-        self.shared.state.lock().ahead.closed = true;
-        self.shared.work.notify_all();
+        // The thread, if any, ends (after the chunk it may be adding); the chunks go with
+        // the last holder of `inner`.
+        self.inner.state.lock().ahead.closed = true;
+        self.inner.work.notify_all();
     }
 }
 
 impl Arena {
+    /// Page `page`'s bytes, read-locked.
+    pub(super) fn read(&self, page: BackingPage) -> PageRef<'_> {
+        let (chunk, index) = page.split();
+        self.inner.chunks[chunk].read(index)
+    }
+
+    /// Page `page`'s bytes, read-locked even where a writer waits: for a caller that holds
+    /// several pages' locks at once.
+    pub(super) fn read_recursive(&self, page: BackingPage) -> PageRef<'_> {
+        let (chunk, index) = page.split();
+        self.inner.chunks[chunk].read_recursive(index)
+    }
+
+    /// Page `page`'s bytes, write-locked.
+    pub(super) fn write(&self, page: BackingPage) -> PageMut<'_> {
+        let (chunk, index) = page.split();
+        self.inner.chunks[chunk].write(index)
+    }
+
     /// `nr` free backing pages, with whatever bytes they last held, from the fullest chunks
-    /// first (so that emptier chunks drain and can go back whole); a new chunk is mapped
-    /// outside the lock where too few are free.
+    /// first (so that emptier chunks drain and can go back whole); a chunk is added outside
+    /// the lock where too few are free ([`Arena::grow`]).
     ///
     /// # Panics
     ///
@@ -158,7 +189,7 @@ impl Arena {
     pub(super) fn take(&self, nr: usize) -> Vec<BackingPage> {
         debug_assert!(nr <= CHUNK_PAGES);
         let mut out = Vec::with_capacity(nr);
-        let mut state = self.shared.state.lock();
+        let mut state = self.inner.state.lock();
         loop {
             if state.free_pages >= nr {
                 state.take(nr, &mut out);
@@ -172,24 +203,24 @@ impl Arena {
                     if start {
                         self.start_thread();
                     } else {
-                        self.shared.work.notify_one();
+                        self.inner.work.notify_one();
                     }
                 }
                 return out;
             }
             if state.ahead.growing {
-                // A chunk is being mapped (by the arena's thread or another taker): wait for
-                // it rather than map another.
-                self.shared.grown.wait(&mut state);
+                // A chunk is being added (by the arena's thread or another taker): wait for
+                // it rather than add another.
+                self.inner.grown.wait(&mut state);
                 continue;
             }
             state.ahead.growing = true;
             drop(state);
-            let mapped = self.shared.grow();
-            state = self.shared.state.lock();
+            let grown = self.inner.grow();
+            state = self.inner.state.lock();
             state.ahead.growing = false;
-            self.shared.grown.notify_all();
-            if !mapped {
+            self.inner.grown.notify_all();
+            if !grown {
                 drop(state);
                 std::alloc::handle_alloc_error(
                     std::alloc::Layout::from_size_align(CHUNK_SIZE, CHUNK_SIZE)
@@ -200,66 +231,66 @@ impl Arena {
     }
 
     /// Growth ahead: on, a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free pages
-    /// has the arena's own thread (started then, ended with the arena) map the next chunk,
+    /// has the arena's own thread (started then, ended with the arena) add the next chunk,
     /// so that a store does not wait on the kernel's page faults (its zeroing, and for a huge
     /// page its compaction); a `take` that finds too few free pages while that chunk is
-    /// being mapped waits for it. Off (the default), the thread that finds too few free
-    /// pages maps the chunk.
+    /// being added waits for it. Off (the default), the thread that finds too few free
+    /// pages adds the chunk.
     pub(super) fn set_grow_ahead(&self, on: bool) {
-        self.shared.state.lock().ahead.enabled = on;
+        self.inner.state.lock().ahead.enabled = on;
     }
 
-    /// Starts the thread that maps chunks ahead; where the system refuses a thread, growth
-    /// ahead is turned off and takers map chunks themselves.
+    /// Starts the thread that adds chunks ahead; where the system refuses a thread, growth
+    /// ahead is turned off and takers add chunks themselves.
     fn start_thread(&self) {
-        let shared = Arc::clone(&self.shared);
+        let inner = Arc::clone(&self.inner);
         let spawned = std::thread::Builder::new()
             .name("acomp-zswap-arena".into())
-            .spawn(move || shared.grow_ahead());
+            .spawn(move || inner.grow_ahead());
         if spawned.is_err() {
-            let mut state = self.shared.state.lock();
+            let mut state = self.inner.state.lock();
             state.ahead.enabled = false;
             state.ahead.growing = false;
             state.ahead.asked = false;
             drop(state);
-            self.shared.grown.notify_all();
+            self.inner.grown.notify_all();
         }
     }
 }
 
-impl Shared {
-    /// Maps a new chunk and adds its pages, all free; `false` where the kernel refuses the
-    /// mapping (out of memory).
+impl Inner {
+    /// Adds a chunk's pages, all free: a chunk given back whole, populated again, or else a
+    /// new chunk mapped; `false` where the kernel refuses the mapping (out of memory).
     fn grow(&self) -> bool {
-        let id = {
+        let reused = {
             let mut state = self.state.lock();
-            match state.vacant.pop() {
-                Some(id) => id,
-                None => {
-                    state.chunks.push(None);
-                    (state.chunks.len() - 1) as u32
-                }
+            let id = state.released_chunks.pop();
+            state.moving += usize::from(id.is_some());
+            id
+        };
+        match reused {
+            Some(id) => {
+                self.chunks[id as usize].populate();
+                let mut state = self.state.lock();
+                state.moving -= 1;
+                state.add_chunk(id);
             }
-        };
-        let Some(chunk) = Chunk::map(id) else {
-            self.state.lock().vacant.push(id);
-            return false;
-        };
-        let mut state = self.state.lock();
-        state.free_pages += CHUNK_PAGES;
-        state.resident_free += CHUNK_PAGES;
-        state.mapped += 1;
-        state.partial.insert((CHUNK_PAGES as u16, id));
-        state.chunks[id as usize] = Some(ChunkSlot {
-            chunk: Arc::new(chunk),
-            // Lowest index popped first.
-            free: (0..CHUNK_PAGES as u16).rev().collect(),
-            released: Vec::new(),
-        });
+            None => {
+                let Some(chunk) = Chunk::map() else {
+                    return false;
+                };
+                // Pushed under the lock, so that the table's numbers and `slots` agree.
+                let mut state = self.state.lock();
+                let id = self.chunks.push(chunk);
+                debug_assert_eq!(id, state.slots.len());
+                state.slots.push(ChunkSlot::default());
+                state.add_chunk(id as u32);
+            }
+        }
         true
     }
 
-    /// The arena's thread: maps a chunk each time a taker asks, until the arena is gone. A
+    /// The arena's thread: adds a chunk each time a taker asks, until the arena is gone. A
     /// chunk the kernel refuses is left to the takers (who fail as an allocation does).
     fn grow_ahead(&self) {
         let mut state = self.state.lock();
@@ -272,10 +303,10 @@ impl Shared {
             }
             state.ahead.asked = false;
             drop(state);
-            let mapped = self.grow();
+            let grown = self.grow();
             state = self.state.lock();
             state.ahead.growing = false;
-            if !mapped {
+            if !grown {
                 state.ahead.enabled = false;
             }
             self.grown.notify_all();
@@ -285,67 +316,93 @@ impl Shared {
 
 impl Arena {
     /// Takes back the pages of a released zspage. A chunk whose pages are then all free goes
-    /// back to the kernel where the arena's other free pages reach [`ARENA_HIGH_PAGES`]; a
-    /// page freed while the arena's resident free pages are at the mark goes back on its own
-    /// (`MADV_DONTNEED`), so that free pages in chunks still in use never hold more than the
-    /// mark resident.
+    /// back to the kernel whole where the arena's other free pages reach
+    /// [`ARENA_HIGH_PAGES`] (it stays mapped, for the next growth); a page freed while the
+    /// arena's resident free pages are at the mark goes back on its own (`MADV_DONTNEED`),
+    /// so that free pages in chunks still in use never hold more than the mark resident.
     pub(super) fn give(&self, pages: Vec<BackingPage>) {
-        let mut unmap = Vec::new();
-        let mut state = self.shared.state.lock();
+        let mut whole = Vec::new();
+        let mut state = self.inner.state.lock();
         for page in pages {
-            let id = page.chunk.id() as usize;
+            let (chunk, index) = page.split();
             let over = state.resident_free >= ARENA_HIGH_PAGES;
-            let slot = state.chunks[id]
-                .as_mut()
-                .expect("a page's chunk is mapped while the page is out");
-            debug_assert!(Arc::ptr_eq(&slot.chunk, &page.chunk));
+            let slot = &mut state.slots[chunk];
             debug_assert!(
-                !slot.free.contains(&page.index) && !slot.released.contains(&page.index),
+                !slot.free.contains(&index) && !slot.released.contains(&index),
                 "a page is given back once"
             );
             let before = slot.free_count() as u16;
             if over {
                 // Under the arena's lock, so that no `take` hands the page out before its
-                // memory is gone; no handle holds it (its zspage was released).
-                slot.chunk.release(page.index);
-                slot.released.push(page.index);
+                // memory is gone; no handle names it (its zspage was released).
+                self.inner.chunks[chunk].release(index);
+                slot.released.push(index);
             } else {
-                slot.free.push(page.index);
+                slot.free.push(index);
             }
             let resident = slot.free.len();
-            let whole = slot.free_count() == CHUNK_PAGES;
-            state.partial.remove(&(before, id as u32));
+            let all_free = slot.free_count() == CHUNK_PAGES;
+            state.partial.remove(&(before, chunk as u32));
             state.free_pages += 1;
             state.resident_free += usize::from(!over);
-            if whole && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
-                let slot = state.chunks[id].take().expect("checked above");
-                state.vacant.push(id as u32);
+            if all_free && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
+                let slot = &mut state.slots[chunk];
+                slot.free.clear();
+                slot.released.clear();
                 state.free_pages -= CHUNK_PAGES;
                 state.resident_free -= resident;
-                state.mapped -= 1;
-                unmap.push(slot.chunk);
+                state.moving += 1;
+                whole.push(chunk as u32);
             } else {
-                state.partial.insert((before + 1, id as u32));
+                state.partial.insert((before + 1, chunk as u32));
             }
-            // `page` is dropped here, its hold on the chunk with it.
         }
         drop(state);
-        // Unmapped here, outside the lock (a chunk goes once no page of it is held).
-        drop(unmap);
+        if whole.is_empty() {
+            return;
+        }
+        // Given back outside the lock: no page of these chunks is out, and none is taken
+        // (they are in no list) until they are in `released_chunks`.
+        for &id in &whole {
+            self.inner.chunks[id as usize].release_all();
+        }
+        let mut state = self.inner.state.lock();
+        state.moving -= whole.len();
+        state.released_chunks.extend(whole);
     }
 
-    /// (Resident free pages, free pages given back, chunks mapped).
-    pub(super) fn counts(&self) -> (usize, usize, usize) {
-        let state = self.shared.state.lock();
+    /// (Resident free pages, free pages given back, chunks in use, chunks given back whole).
+    pub(super) fn counts(&self) -> (usize, usize, usize, usize) {
+        let state = self.inner.state.lock();
         (
             state.resident_free,
             state.free_pages - state.resident_free,
-            state.mapped,
+            state.in_use(),
+            state.released_chunks.len(),
         )
+    }
+
+    /// Pages of the arena's chunks resident now, as the kernel counts them (`mincore`).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(super) fn resident_pages(&self) -> usize {
+        self.inner
+            .chunks
+            .iter()
+            .map(|(_, c)| c.resident_pages().expect("mincore on a mapped chunk"))
+            .sum()
     }
 }
 
 impl ArenaState {
+    /// Adds chunk `id`'s pages, all free and resident.
+    fn add_chunk(&mut self, id: u32) {
+        self.free_pages += CHUNK_PAGES;
+        self.resident_free += CHUNK_PAGES;
+        self.partial.insert((CHUNK_PAGES as u16, id));
+        // Lowest index popped first.
+        self.slots[id as usize].free = (0..CHUNK_PAGES as u16).rev().collect();
+    }
+
     /// Moves `nr` free pages into `out`, from the chunks with the fewest free pages.
     fn take(&mut self, mut nr: usize, out: &mut Vec<BackingPage>) {
         while nr > 0 {
@@ -353,9 +410,7 @@ impl ArenaState {
                 .partial
                 .pop_first()
                 .expect("free_pages counts the chunks' free pages");
-            let slot = self.chunks[id as usize]
-                .as_mut()
-                .expect("partial chunks are mapped");
+            let slot = &mut self.slots[id as usize];
             let n = nr.min(free as usize);
             for _ in 0..n {
                 // Resident pages first: a released one faults on its first write.
@@ -366,10 +421,7 @@ impl ArenaState {
                     }
                     None => slot.released.pop().expect("n is at most its free pages"),
                 };
-                out.push(BackingPage {
-                    chunk: Arc::clone(&slot.chunk),
-                    index,
-                });
+                out.push(BackingPage::new(id as usize, index));
             }
             if slot.free_count() > 0 {
                 self.partial.insert((slot.free_count() as u16, id));

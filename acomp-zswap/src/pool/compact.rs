@@ -1,29 +1,39 @@
 //! Compaction (`zs_compact`): the objects of the emptiest zspages of a class, and their
 //! move into fuller ones.
 
+use super::class::{ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99};
 use super::{Handle, PAGE_SIZE, Pool};
 
 impl Pool {
     /// The objects compaction should move (`zs_compact`): in each class whose free objects
-    /// add up to at least a zspage, the objects of its emptiest zspages, as many zspages as
-    /// the other zspages' room takes in. Each as (owner's tag, place); a place may be stale
-    /// by the time the owner moves it, which [`Pool::migrate`]'s caller checks.
+    /// add up to at least a zspage, the objects of the zspages of its emptiest fullness
+    /// groups (as `isolate_src_zspage` takes them, from `ZS_INUSE_RATIO_10` up), as many
+    /// zspages as the other zspages' room takes in. Within a group, from its list's tail, so
+    /// that the zspage at the head, where [`Pool::migrate`] allocates, comes last. Each as
+    /// (owner's tag, place); a place may be stale by the time the owner moves it, which
+    /// [`Pool::migrate`]'s caller checks.
     pub fn compaction_candidates(&self) -> Vec<(u64, (u16, u32, u16))> {
         let mut out = Vec::new();
         for (index, class) in self.classes.iter().enumerate() {
             let state = class.state.lock();
             let per = class.info.objs_per_zspage;
-            let mut free: usize = state.partial.iter().map(|&(f, _)| f as usize).sum();
-            for &(f, id) in state.partial.iter().rev() {
-                let used = per - f as usize;
+            let mut partial = Vec::new();
+            for group in ZS_INUSE_RATIO_10..=ZS_INUSE_RATIO_99 {
+                let at = partial.len();
+                partial.extend(state.list(group));
+                partial[at..].reverse();
+            }
+            let free_of = |id: u32| state.zspage(id).free.len();
+            let mut free: usize = partial.iter().map(|&id| free_of(id)).sum();
+            for &id in &partial {
+                let f = free_of(id);
+                let used = per - f;
                 // Moving this zspage's objects needs `used` free objects elsewhere.
-                if free < per || free - (f as usize) < used {
+                if free < per || free - f < used {
                     break;
                 }
                 free -= per;
-                let z = state.zspages[id as usize]
-                    .as_ref()
-                    .expect("partial zspages exist");
+                let z = state.zspage(id);
                 let mut is_free = vec![false; per];
                 z.free.iter().for_each(|&o| is_free[o as usize] = true);
                 for obj in (0..per).filter(|&o| !is_free[o]) {
@@ -35,7 +45,7 @@ impl Pool {
     }
 
     /// Moves the first `len` bytes of the object into an object of another zspage of its
-    /// class with room (the fullest), frees the old one and points `handle` at the new:
+    /// class with room (of the fullest group, `isolate_dst_zspage`), frees the old one and points `handle` at the new:
     /// zsmalloc's `migrate_zspage`. The caller holds the only way to the object (the store's
     /// entry lock), so no reader sees it move. Returns false, changing nothing, where no
     /// other zspage has room.

@@ -1,5 +1,7 @@
 //! The pool's unit tests.
 
+use std::collections::BTreeSet;
+
 use super::*;
 
 fn read(pool: &Pool, h: &Handle, len: usize) -> (usize, Vec<u8>) {
@@ -181,13 +183,22 @@ fn arena_gives_whole_chunks_back_after_mass_invalidation() {
     for h in handles {
         pool.free(h);
     }
-    // Every chunk went back to the kernel but one, kept below the high-water mark.
+    // Every chunk went back to the kernel but one, kept below the high-water mark; the
+    // others stay mapped, not resident.
+    let full = s;
     let s = pool.stats();
     assert_eq!((s.pages, s.objects), (0, 0));
-    assert_eq!(s.chunks, 1);
+    assert_eq!((s.chunks, s.released_chunks), (1, full.chunks - 1));
     assert_eq!(s.cached_pages + s.released_pages, CHUNK_PAGES);
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
-    assert_eq!(s.arena_size(), CHUNK_SIZE);
+    assert_eq!(s.arena_size(), full.arena_size());
+    // The kernel agrees: only the kept chunk's free pages may be resident (those it gave
+    // back one by one too where khugepaged collapsed the chunk meanwhile: `tests/arena.rs`).
+    let resident = pool.resident_pages();
+    assert!(
+        (s.cached_pages..=CHUNK_PAGES).contains(&resident),
+        "{resident}: {s:?}"
+    );
 }
 
 #[test]
@@ -274,4 +285,153 @@ fn threads_share_a_pool() {
         }
     });
     assert_eq!(pool.stats().pages, 0);
+}
+
+#[test]
+fn a_handle_is_16_bytes() {
+    assert_eq!(std::mem::size_of::<Handle>(), 16);
+    assert!(!std::mem::needs_drop::<Handle>());
+}
+
+#[test]
+fn fullness_groups_are_zsmallocs() {
+    // get_fullness_group over 127 objects (a class of 32-byte objects... any class).
+    assert_eq!(fullness_group(0, 127), 0);
+    assert_eq!(fullness_group(1, 127), ZS_INUSE_RATIO_10);
+    assert_eq!(fullness_group(12, 127), ZS_INUSE_RATIO_10);
+    assert_eq!(fullness_group(13, 127), 2);
+    assert_eq!(fullness_group(64, 127), 6);
+    assert_eq!(fullness_group(126, 127), ZS_INUSE_RATIO_99);
+    assert_eq!(fullness_group(127, 127), ZS_INUSE_RATIO_100);
+    assert_eq!(fullness_group(1, 2), 6);
+}
+
+/// Zspages of the 100-byte class, each full, then freed down to `kept[i]` objects.
+fn zspages_kept(pool: &Pool, kept: &[usize]) -> Vec<Vec<Handle>> {
+    let per = pool.class_info(100).unwrap().objs_per_zspage;
+    let mut all: Vec<Vec<Handle>> = kept
+        .iter()
+        .map(|_| (0..per).map(|_| pool.alloc(100, 0).unwrap()).collect())
+        .collect();
+    for (hs, &k) in all.iter_mut().zip(kept) {
+        assert!(hs.iter().all(|h| h.zspage == hs[0].zspage));
+        for h in hs.drain(k..) {
+            pool.free(h);
+        }
+    }
+    all
+}
+
+#[test]
+fn alloc_takes_from_the_fullest_group() {
+    let pool = Pool::default();
+    let per = pool.class_info(100).unwrap().objs_per_zspage;
+    assert!(per >= 10, "{per} objects a zspage");
+    // Three zspages: one object in use, half in use, all but one: three groups apart.
+    let zs = zspages_kept(&pool, &[1, per / 2, per - 1]);
+    let ids: Vec<u32> = zs.iter().map(|hs| hs[0].zspage).collect();
+    // The fullest (all but one in use) takes the next object, then, full, the half one.
+    let a = pool.alloc(100, 0).unwrap();
+    assert_eq!(a.zspage, ids[2]);
+    let b = pool.alloc(100, 0).unwrap();
+    assert_eq!(b.zspage, ids[1]);
+    // Filling the half one takes its free objects before the emptiest gets one.
+    let rest: Vec<_> = (0..per - per / 2 - 1)
+        .map(|_| pool.alloc(100, 0).unwrap())
+        .collect();
+    assert!(rest.iter().all(|h| h.zspage == ids[1]));
+    assert_eq!(pool.alloc(100, 0).unwrap().zspage, ids[0]);
+}
+
+#[test]
+fn compaction_drains_the_emptiest_group_into_the_fullest() {
+    let pool = Pool::default();
+    let per = pool.class_info(100).unwrap().objs_per_zspage;
+    // One object in use, and three quarters in use: the first moves into the second.
+    let mut zs = zspages_kept(&pool, &[1, per * 3 / 4]);
+    let (sparse, full) = (zs[0][0].zspage, zs[1][0].zspage);
+    let candidates = pool.compaction_candidates();
+    assert_eq!(candidates.len(), 1);
+    assert_eq!(candidates[0].1, zs[0][0].place());
+    pool.write(&zs[0][0], &[7; 100]);
+    assert!(pool.migrate(&mut zs[0][0], 100));
+    assert_eq!(zs[0][0].zspage, full);
+    assert_ne!(full, sparse);
+    assert_eq!(read(&pool, &zs[0][0], 100).1, vec![7; 100]);
+    assert_eq!(
+        pool.stats().pages,
+        pool.class_info(100).unwrap().pages_per_zspage
+    );
+}
+
+#[test]
+fn a_released_chunk_is_populated_again_before_a_new_one_is_mapped() {
+    let pool = Pool::default();
+    // Three chunks of page-sized objects, then all freed: two go back whole.
+    let handles: Vec<_> = (0..3 * CHUNK_PAGES)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    handles.into_iter().for_each(|h| pool.free(h));
+    let s = pool.stats();
+    assert_eq!((s.chunks, s.released_chunks), (1, 2));
+    assert_eq!(pool.resident_pages(), CHUNK_PAGES);
+    // Two chunks' worth again: the kept one and a released one, populated anew; no chunk
+    // mapped.
+    let handles: Vec<_> = (0..2 * CHUNK_PAGES)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    let s = pool.stats();
+    assert_eq!((s.chunks, s.released_chunks, s.cached_pages), (2, 1, 0));
+    assert_eq!(s.arena_size(), 3 * CHUNK_SIZE);
+    assert_eq!(pool.resident_pages(), 2 * CHUNK_PAGES);
+    drop(handles);
+}
+
+#[test]
+fn a_straddling_object_reads_both_pages_after_a_neighbour_chunk_is_reused() {
+    let pool = Pool::default();
+    // Fill chunk 0 with page-sized objects but the last 8 pages, then a zspage of the
+    // 3000-byte class (more than one page) takes pages of chunk 0 and of a new chunk 1.
+    let info = pool.class_info(3000).unwrap();
+    let fill: Vec<_> = (0..CHUNK_PAGES - 2)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    let objs: Vec<_> = (0..info.objs_per_zspage)
+        .map(|i| {
+            let h = pool.alloc(3000, i as u64).unwrap();
+            pool.write(&h, &vec![i as u8 | 0x80; 3000]);
+            h
+        })
+        .collect();
+    assert_eq!(pool.stats().chunks, 2);
+    let straddler = objs
+        .iter()
+        .find(|h| {
+            pool.straddles(h, 3000)
+                && h.first.0 as usize / CHUNK_PAGES != h.second.0 as usize / CHUNK_PAGES
+        })
+        .expect("an object across the two chunks");
+    // More chunks of pages, freed: the chunks go back whole and are taken again.
+    let more: Vec<_> = (0..2 * CHUNK_PAGES)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    for h in &more {
+        pool.write(h, &[0x11; PAGE_SIZE]);
+    }
+    more.into_iter().for_each(|h| pool.free(h));
+    assert!(pool.stats().released_chunks >= 1);
+    let again: Vec<_> = (0..2 * CHUNK_PAGES)
+        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
+        .collect();
+    for h in &again {
+        pool.write(h, &[0x22; PAGE_SIZE]);
+    }
+    let i = objs.iter().position(|h| h == straddler).unwrap();
+    let (frags, back) = read(&pool, straddler, 3000);
+    assert_eq!(frags, 2);
+    assert_eq!(back, vec![i as u8 | 0x80; 3000]);
+    for (i, h) in objs.iter().enumerate() {
+        assert_eq!(read(&pool, h, 3000).1, vec![i as u8 | 0x80; 3000]);
+    }
+    drop((fill, again));
 }

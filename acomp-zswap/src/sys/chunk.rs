@@ -1,7 +1,8 @@
 //! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
-//! `madvise` for huge pages and population, `munmap`), a page's release (`MADV_DONTNEED`),
-//! and the calls that hand out a page's bytes under its lock. The arena keeps the
-//! bookkeeping, in safe code.
+//! `madvise` for huge pages and population, `munmap` when the pool goes), the release of a
+//! page or of a whole chunk (`MADV_DONTNEED`), the count of a chunk's resident pages
+//! (`mincore`), and the calls that hand out a page's bytes under its lock. The arena keeps
+//! the bookkeeping, in safe code.
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -17,10 +18,9 @@ pub const CHUNK_SIZE: usize = 2 << 20;
 /// Backing pages in one chunk.
 pub const CHUNK_PAGES: usize = CHUNK_SIZE / PAGE_SIZE;
 
-/// One mapping of [`CHUNK_SIZE`] bytes and the locks of its pages. Unmapped when dropped.
+/// One mapping of [`CHUNK_SIZE`] bytes and the locks of its pages. Unmapped when dropped
+/// (the arena keeps its chunks as long as the pool lives).
 pub(crate) struct Chunk {
-    /// The chunk's slot in the arena.
-    id: u32,
     base: NonNull<u8>,
     locks: Box<[RwLock<()>]>,
 }
@@ -37,7 +37,7 @@ unsafe impl Sync for Chunk {}
 impl Chunk {
     /// Maps a chunk, aligned to its size (so that it can be one huge page), asks for huge
     /// pages and populates it. `None` where the kernel refuses the mapping.
-    pub(crate) fn map(id: u32) -> Option<Chunk> {
+    pub(crate) fn map() -> Option<Chunk> {
         let len = 2 * CHUNK_SIZE;
         // SAFETY:
         // - a new anonymous private mapping: no address given, so it overlaps nothing of
@@ -74,16 +74,37 @@ impl Chunk {
         #[cfg(target_os = "linux")]
         // SAFETY:
         // - `[aligned, aligned + CHUNK_SIZE)` is the mapping kept above; advice changes no
-        //   byte of it (MADV_POPULATE_WRITE faults its pages in, zero as mapped). Either call
-        //   may fail (no THP, a kernel before 5.14): the fallback below touches the pages.
-        let populated = unsafe {
+        //   byte of it. It may fail (no THP): the chunk is then of base pages.
+        unsafe {
             libc::madvise(
                 aligned as *mut libc::c_void,
                 CHUNK_SIZE,
                 libc::MADV_HUGEPAGE,
             );
+        }
+        let chunk = Chunk {
+            base,
+            locks: (0..CHUNK_PAGES).map(|_| RwLock::new(())).collect(),
+        };
+        chunk.populate();
+        Some(chunk)
+    }
+
+    /// Faults every page of the chunk in (`MADV_POPULATE_WRITE`, or a write of a zero per
+    /// page where the kernel lacks it: a kernel before 5.14), so that a page taken later
+    /// does not fault. The caller has no page of the chunk out: a new chunk, or one given
+    /// back whole ([`Chunk::release_all`]), whose pages read as zeros. Every page's write
+    /// lock is held meanwhile.
+    pub(crate) fn populate(&self) {
+        let _guards: Vec<_> = self.locks.iter().map(|l| l.write()).collect();
+        #[cfg(target_os = "linux")]
+        // SAFETY:
+        // - `[base, base + CHUNK_SIZE)` is the chunk's own mapping, alive while `self` is;
+        //   MADV_POPULATE_WRITE faults its pages in and changes no byte;
+        // - every page's write lock is held: no reference to its bytes exists meanwhile.
+        let populated = unsafe {
             libc::madvise(
-                aligned as *mut libc::c_void,
+                self.base.as_ptr().cast(),
                 CHUNK_SIZE,
                 libc::MADV_POPULATE_WRITE,
             ) == 0
@@ -93,21 +114,48 @@ impl Chunk {
         if !populated {
             for page in 0..CHUNK_PAGES {
                 // SAFETY:
-                // - the byte lies in the mapping kept above, which no one else can reach yet
-                //   (the chunk is not built); a volatile write so that it is not elided.
-                unsafe { base.add(page * PAGE_SIZE).write_volatile(0) };
+                // - the byte lies in the chunk's mapping (`page < CHUNK_PAGES`);
+                // - every page's write lock is held: no reference to these bytes exists;
+                //   a volatile write, so that it is not elided. The caller's pages read
+                //   as zeros (new, or given back), so a zero written changes nothing.
+                unsafe { self.base.add(page * PAGE_SIZE).write_volatile(0) };
             }
         }
-        Some(Chunk {
-            id,
-            base,
-            locks: (0..CHUNK_PAGES).map(|_| RwLock::new(())).collect(),
-        })
     }
 
-    /// The chunk's slot in the arena, as given to [`Chunk::map`].
-    pub(crate) fn id(&self) -> u32 {
-        self.id
+    /// Gives the whole chunk's memory back to the kernel (`MADV_DONTNEED` over its
+    /// [`CHUNK_SIZE`] bytes; a huge page goes whole): it stays mapped, not resident, its
+    /// pages reading as zeros until [`Chunk::populate`] or a write faults them in again.
+    /// The caller has no page of the chunk out. Every page's write lock is held meanwhile.
+    pub(crate) fn release_all(&self) {
+        let _guards: Vec<_> = self.locks.iter().map(|l| l.write()).collect();
+        // SAFETY:
+        // - `[base, base + CHUNK_SIZE)` is the chunk's own private anonymous mapping, where
+        //   MADV_DONTNEED only replaces the pages' contents with zeros;
+        // - every page's write lock is held: no reference to their bytes exists meanwhile.
+        // A failure leaves the pages resident, as they were: nothing to undo.
+        unsafe {
+            libc::madvise(self.base.as_ptr().cast(), CHUNK_SIZE, libc::MADV_DONTNEED);
+        }
+    }
+
+    /// How many of the chunk's pages are resident now (`mincore`): what the kernel
+    /// counts in the process's RSS. `None` where the call fails.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn resident_pages(&self) -> Option<usize> {
+        let mut vec = [0u8; CHUNK_PAGES];
+        // SAFETY:
+        // - `[base, base + CHUNK_SIZE)` is the chunk's own mapping, page-aligned;
+        // - `vec` has one byte for each of its CHUNK_PAGES pages, as mincore writes;
+        // - mincore reads no byte of the mapping, so no lock is needed.
+        let rc = unsafe {
+            libc::mincore(
+                self.base.as_ptr().cast(),
+                CHUNK_SIZE,
+                vec.as_mut_ptr().cast(),
+            )
+        };
+        (rc == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count())
     }
 
     /// Page `index`'s bytes, read-locked.
