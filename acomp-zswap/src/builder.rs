@@ -23,7 +23,7 @@ pub struct Builder {
     recompress: Option<Acomp>,
     unit_pages: usize,
     pressure_percent: Option<u8>,
-    grow_ahead: bool,
+    arena_thread: bool,
 }
 
 impl std::fmt::Debug for Builder {
@@ -169,17 +169,26 @@ impl Builder {
         self
     }
 
-    /// Growth ahead of the pool's backing pages (default on): once fewer than half a chunk
-    /// of free backing pages is left (256 pages, 1 MiB), a thread of the pool's own adds the
-    /// next chunk of 2 MiB (a new mapping, or a chunk given back whole populated again), so
-    /// that stores do not wait on the kernel's page
-    /// faults (their zeroing, and for a transparent huge page its compaction); the work is
-    /// the same, done on another CPU. The thread starts with the first chunk mapped ahead
-    /// and ends with the tier. Off, the store that finds no free backing page maps the chunk
-    /// itself. Either way the free backing pages kept resident stay under two chunks
-    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)).
-    pub fn grow_ahead(mut self, on: bool) -> Self {
-        self.grow_ahead = on;
+    /// The pool's own thread for the kernel's side of its backing pages (default on), so that
+    /// stores, loads that free and invalidations do not wait on the kernel:
+    /// - growth ahead: once fewer than half a chunk of free backing pages is left (256 pages,
+    ///   1 MiB), it adds the next chunk of 2 MiB (a new mapping, or a chunk given back whole
+    ///   populated again), whose page faults (their zeroing, and for a transparent huge page
+    ///   its compaction) cost from 50 µs to several ms;
+    /// - giving back: once more than 64 free pages beyond the 512 kept resident pile up, it
+    ///   gives them back to the kernel (`MADV_DONTNEED`) in runs of neighbouring pages, where
+    ///   a free would otherwise give each back on its own (1-2 µs a call, but 11-19 µs where
+    ///   another thread of the process runs on another CPU and takes the TLB shootdown's
+    ///   interrupt, measured on a 2-CPU VM: BENCHMARKS.md).
+    ///
+    /// The work is the same, done on another CPU. The thread starts the first time it is
+    /// needed and ends with the tier. Off, the store that finds no free backing page adds
+    /// the chunk itself, and each free beyond the mark gives its page back at once. Either
+    /// way the free backing pages kept resident stay under two chunks while a chunk is new
+    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)); with the thread they
+    /// may pass 576 for the moment it takes to give them back.
+    pub fn arena_thread(mut self, on: bool) -> Self {
+        self.arena_thread = on;
         self
     }
 
@@ -210,7 +219,7 @@ impl Builder {
         let accept_pages =
             (max_pages as u128 * self.accept_threshold_percent as u128 / 100) as usize;
         let pool = Pool::new(Some(max_pages));
-        pool.set_grow_ahead(self.grow_ahead);
+        pool.set_arena_thread(self.arena_thread);
         Ok(Zswap {
             tfm: self.tfm,
             pool,
@@ -245,7 +254,7 @@ impl Zswap {
             recompress: None,
             unit_pages: 1,
             pressure_percent: None,
-            grow_ahead: true,
+            arena_thread: true,
         }
     }
 }

@@ -22,7 +22,7 @@
 //! kernel's free pages are not zsmalloc's. They are at most [`ARENA_HIGH_PAGES`] (2 MiB), but
 //! for a chunk just mapped or populated again, whose pages are resident until used (one
 //! chunk is added at a time: when fewer free pages than a zspage's are left, or, with growth
-//! ahead ([`Pool::set_grow_ahead`]), by the arena's own thread when fewer than
+//! ahead ([`Pool::set_arena_thread`]), by the arena's own thread when fewer than
 //! [`GROW_AHEAD_PAGES`] are): the backing pages' resident memory
 //! ([`PoolStats::resident_size`]) exceeds `pool_total_size` by less than
 //! [`GROW_AHEAD_PAGES`] and a chunk, 3 MiB. After scattered invalidation and compaction, chunks
@@ -70,7 +70,7 @@ mod frame;
 
 // The tier uses `CHUNK_SIZE`; the crate's tests (`test-hooks`) read the other two.
 #[cfg_attr(not(feature = "test-hooks"), allow(unused_imports))]
-pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES};
+pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES, TRIM_SLACK};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
 use class::{ClassState, SizeClass, Zspage, class_index};
@@ -271,13 +271,15 @@ impl Pool {
         }
     }
 
-    /// Growth ahead (off in a new pool): once fewer than [`GROW_AHEAD_PAGES`] free backing
-    /// pages are left, the arena's own thread maps and populates the next chunk, so that an
-    /// allocation does not wait on the kernel's page faults; an allocation that finds no free
-    /// page while that chunk is being mapped waits for it. The thread starts on the first
-    /// such chunk and ends with the pool.
-    pub fn set_grow_ahead(&self, on: bool) {
-        self.arena.set_grow_ahead(on);
+    /// The arena's own thread (off in a new pool): once fewer than [`GROW_AHEAD_PAGES`] free
+    /// backing pages are left, it adds the next chunk, so that an allocation does not wait on
+    /// the kernel's page faults (an allocation that finds no free page while that chunk is
+    /// being added waits for it); and once more than [`ARENA_HIGH_PAGES`] + `TRIM_SLACK`
+    /// free pages are resident, it gives those beyond the mark back in runs, where each free
+    /// would give its page back alone. The thread starts when first needed and ends with the
+    /// pool.
+    pub fn set_arena_thread(&self, on: bool) {
+        self.arena.set_thread(on);
     }
 
     /// The class that holds objects of `size` bytes, if any.

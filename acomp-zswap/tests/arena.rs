@@ -16,7 +16,7 @@ use common::{check, mix, page};
 /// A tier whose stores map the chunks they need (no growth ahead): chunk counts are exact.
 fn tier() -> Zswap {
     Zswap::builder(Acomp::new("lz4").unwrap())
-        .grow_ahead(false)
+        .arena_thread(false)
         .build()
         .unwrap()
 }
@@ -215,6 +215,42 @@ fn growth_ahead_maps_the_next_chunk_before_a_store_needs_it() {
     }
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(z.pool_stats().chunks, 1);
+}
+
+#[test]
+fn the_arenas_thread_gives_free_pages_back_in_runs() {
+    // Scattered invalidation and compaction with the arena's thread on: the frees keep their
+    // pages, and the thread gives those beyond the mark back (in runs, outside the frees).
+    let z = ahead_tier();
+    let n = 20_000u64;
+    for offset in 0..n {
+        z.store(offset, &page(offset, 5)).unwrap();
+    }
+    for offset in (0..n).filter(|o| mix(*o) % 2 == 0) {
+        z.invalidate(offset);
+    }
+    z.compact();
+    let s = settled(&z, |s| s.cached_pages <= ARENA_HIGH_PAGES);
+    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    assert!(s.released_pages > 0, "{s:?}");
+    assert_eq!(
+        s.pages + s.cached_pages + s.released_pages,
+        s.chunks * CHUNK_PAGES
+    );
+    assert_resident(&z, &s);
+    // The pages given back serve new stores, their bytes whole; the rest load as stored.
+    let mut back = [0u8; PAGE_SIZE];
+    for offset in n..n + 4000 {
+        z.store(offset, &page(offset, 6)).unwrap();
+    }
+    for offset in n..n + 4000 {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 6);
+    }
+    for offset in (0..n).filter(|o| mix(*o) % 2 != 0) {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 5);
+    }
 }
 
 #[test]

@@ -19,13 +19,20 @@
 //! arena's bookkeeping is safe code.
 //!
 //! Growth: one chunk is added at a time. With growth ahead on (the tier's default,
-//! [`Arena::set_grow_ahead`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
+//! [`Arena::set_thread`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
 //! pages asks the arena's own thread for the next chunk, so that the page faults of growth
 //! (the kernel's zeroing, and for a huge page its compaction: from 50 µs to several ms a
 //! chunk on a VM) fall outside the stores; a `take` that finds too few pages meanwhile waits
 //! for that chunk. Off, the taker that finds too few adds it. Either way the free pages kept
-//! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new, and at most
-//! [`ARENA_HIGH_PAGES`] after frees.
+//! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new.
+//!
+//! Giving back: without the thread, a page freed while [`ARENA_HIGH_PAGES`] free pages are
+//! resident goes back to the kernel at once, under the lock (one `MADV_DONTNEED` a page:
+//! 1-2 µs, but 11-19 µs where another thread of the process runs on another CPU, which the
+//! TLB shootdown interrupts). With it, frees keep their pages
+//! and, past [`ARENA_HIGH_PAGES`] + [`TRIM_SLACK`], ask the thread, which gives the pages
+//! beyond the mark back from the chunks with the most free pages, in runs of neighbours,
+//! outside the lock.
 //!
 //! Each backing page has its own read-write lock (in an array beside the chunk's bytes, not
 //! in them): a page's bytes are reached only through [`Arena::read`],
@@ -34,7 +41,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 pub use crate::sys::{CHUNK_PAGES, CHUNK_SIZE};
 use crate::sys::{Chunk, PageMut, PageRef};
@@ -47,9 +54,13 @@ use crate::sys::{Chunk, PageMut, PageRef};
 /// own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
 
-/// Free pages under which an arena that grows ahead ([`Arena::set_grow_ahead`]) adds its
+/// Free pages under which an arena that grows ahead ([`Arena::set_thread`]) adds its
 /// next chunk on its own thread: half a chunk, a few milliseconds of stores.
 pub const GROW_AHEAD_PAGES: usize = CHUNK_PAGES / 2;
+
+/// Resident free pages beyond [`ARENA_HIGH_PAGES`] at which `give` asks the arena's thread
+/// to give them back: a run of frees is given back in a few calls, not a call a page.
+pub const TRIM_SLACK: usize = 64;
 
 /// A backing page: its number in the arena, chunk × [`CHUNK_PAGES`] + page. Shared by its
 /// zspage and the handles of its objects; its bytes are reached through the arena.
@@ -101,13 +112,15 @@ struct ArenaState {
     /// Free pages in chunks in use, resident or given back.
     free_pages: usize,
     /// Of those, the resident ones: never above [`ARENA_HIGH_PAGES`] but for a chunk just
-    /// mapped or populated.
+    /// mapped or populated, and, where the arena's thread gives pages back, until it has.
     resident_free: usize,
+    /// Free pages the arena's thread is giving back, out of every list meanwhile.
+    trimming: usize,
     /// Growth ahead, on the arena's own thread.
     ahead: Ahead,
 }
 
-/// The state of growth ahead ([`Arena::set_grow_ahead`]).
+/// The state of growth ahead ([`Arena::set_thread`]).
 #[derive(Default)]
 struct Ahead {
     /// On: a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free asks for a chunk.
@@ -118,6 +131,8 @@ struct Ahead {
     growing: bool,
     /// The thread is asked for a chunk.
     asked: bool,
+    /// The thread is asked to give free pages beyond [`ARENA_HIGH_PAGES`] back.
+    trim: bool,
     /// The arena is gone: the thread ends.
     closed: bool,
 }
@@ -200,11 +215,7 @@ impl Arena {
                     ahead.asked = true;
                     let start = !std::mem::replace(&mut ahead.started, true);
                     drop(state);
-                    if start {
-                        self.start_thread();
-                    } else {
-                        self.inner.work.notify_one();
-                    }
+                    self.wake(start);
                 }
                 return out;
             }
@@ -230,28 +241,33 @@ impl Arena {
         }
     }
 
-    /// Growth ahead: on, a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free pages
-    /// has the arena's own thread (started then, ended with the arena) add the next chunk,
-    /// so that a store does not wait on the kernel's page faults (its zeroing, and for a huge
-    /// page its compaction); a `take` that finds too few free pages while that chunk is
-    /// being added waits for it. Off (the default), the thread that finds too few free
-    /// pages adds the chunk.
-    pub(super) fn set_grow_ahead(&self, on: bool) {
+    /// The arena's thread (off by default): on, a `take` that leaves fewer than
+    /// [`GROW_AHEAD_PAGES`] free pages has it (started then, ended with the arena) add the
+    /// next chunk, so that a store does not wait on the kernel's page faults (its zeroing,
+    /// and for a huge page its compaction), and a `take` that finds too few free pages while
+    /// that chunk is being added waits for it; and a `give` that leaves more than
+    /// [`ARENA_HIGH_PAGES`] + [`TRIM_SLACK`] free pages resident has it give those beyond
+    /// the mark back, in runs. Off, the taker that finds too few free pages adds the chunk,
+    /// and `give` gives each page beyond the mark back at once.
+    pub(super) fn set_thread(&self, on: bool) {
         self.inner.state.lock().ahead.enabled = on;
     }
 
-    /// Starts the thread that adds chunks ahead; where the system refuses a thread, growth
-    /// ahead is turned off and takers add chunks themselves.
-    fn start_thread(&self) {
+    /// Wakes the arena's thread for what it was asked, starting it where `start`; where the
+    /// system refuses a thread, the thread is turned off and takers add chunks (and `give`
+    /// gives pages back) themselves.
+    fn wake(&self, start: bool) {
+        if !start {
+            self.inner.work.notify_one();
+            return;
+        }
         let inner = Arc::clone(&self.inner);
         let spawned = std::thread::Builder::new()
             .name("acomp-zswap-arena".into())
-            .spawn(move || inner.grow_ahead());
+            .spawn(move || inner.run());
         if spawned.is_err() {
             let mut state = self.inner.state.lock();
-            state.ahead.enabled = false;
-            state.ahead.growing = false;
-            state.ahead.asked = false;
+            state.ahead = Ahead::default();
             drop(state);
             self.inner.grown.notify_all();
         }
@@ -290,27 +306,111 @@ impl Inner {
         true
     }
 
-    /// The arena's thread: adds a chunk each time a taker asks, until the arena is gone. A
-    /// chunk the kernel refuses is left to the takers (who fail as an allocation does).
-    fn grow_ahead(&self) {
+    /// The arena's thread: adds a chunk each time a taker asks, and gives free pages beyond
+    /// [`ARENA_HIGH_PAGES`] back each time `give` asks, until the arena is gone. A chunk the
+    /// kernel refuses is left to the takers (who fail as an allocation does).
+    fn run(&self) {
         let mut state = self.state.lock();
         loop {
-            while !state.ahead.asked && !state.ahead.closed {
+            while !state.ahead.asked && !state.ahead.trim && !state.ahead.closed {
                 self.work.wait(&mut state);
             }
             if state.ahead.closed {
                 return;
             }
-            state.ahead.asked = false;
-            drop(state);
-            let grown = self.grow();
-            state = self.state.lock();
-            state.ahead.growing = false;
-            if !grown {
-                state.ahead.enabled = false;
+            if state.ahead.asked {
+                state.ahead.asked = false;
+                drop(state);
+                let grown = self.grow();
+                state = self.state.lock();
+                state.ahead.growing = false;
+                if !grown {
+                    state.ahead.enabled = false;
+                }
+                self.grown.notify_all();
+            } else {
+                state.ahead.trim = false;
+                state = self.trim(state);
             }
-            self.grown.notify_all();
         }
+    }
+
+    /// Gives the resident free pages beyond [`ARENA_HIGH_PAGES`] back to the kernel, from
+    /// the chunks with the most free pages (the last that `take` draws on), in runs of
+    /// neighbouring pages (one `MADV_DONTNEED` a run, outside the lock: the pages are out of
+    /// every list meanwhile); a chunk whose pages are then all free goes back whole, as in
+    /// `give`.
+    fn trim<'a>(&'a self, mut state: MutexGuard<'a, ArenaState>) -> MutexGuard<'a, ArenaState> {
+        let excess = state.resident_free.saturating_sub(ARENA_HIGH_PAGES);
+        let ids: Vec<u32> = state.partial.iter().rev().map(|&(_, id)| id).collect();
+        let mut batch: Vec<(u32, u16)> = Vec::with_capacity(excess);
+        for id in ids {
+            if batch.len() == excess {
+                break;
+            }
+            let slot = &mut state.slots[id as usize];
+            let k = slot.free.len().min(excess - batch.len());
+            if k == 0 {
+                continue;
+            }
+            let before = slot.free_count() as u16;
+            let at = slot.free.len() - k;
+            batch.extend(slot.free.drain(at..).map(|index| (id, index)));
+            let after = before - k as u16;
+            state.partial.remove(&(before, id));
+            if after > 0 {
+                state.partial.insert((after, id));
+            }
+        }
+        state.free_pages -= batch.len();
+        state.resident_free -= batch.len();
+        state.trimming += batch.len();
+        drop(state);
+        batch.sort_unstable();
+        for run in batch.chunk_by(|a, b| a.0 == b.0 && a.1 + 1 == b.1) {
+            let (id, first) = run[0];
+            self.chunks[id as usize].release(first, run.len() as u16);
+        }
+        let mut state = self.state.lock();
+        let mut whole = Vec::new();
+        for &(id, index) in &batch {
+            let slot = &mut state.slots[id as usize];
+            let before = slot.free_count() as u16;
+            slot.released.push(index);
+            let all_free = slot.free_count() == CHUNK_PAGES;
+            state.partial.remove(&(before, id));
+            state.free_pages += 1;
+            state.trimming -= 1;
+            if all_free && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
+                let slot = &mut state.slots[id as usize];
+                let resident = slot.free.len();
+                slot.free.clear();
+                slot.released.clear();
+                state.free_pages -= CHUNK_PAGES;
+                state.resident_free -= resident;
+                state.moving += 1;
+                whole.push(id);
+            } else {
+                state.partial.insert((before + 1, id));
+            }
+        }
+        if whole.is_empty() {
+            return state;
+        }
+        drop(state);
+        self.give_back_whole(&whole);
+        self.state.lock()
+    }
+
+    /// Gives chunks back whole, outside the lock: no page of them is out, and none is taken
+    /// (they are in no list, counted in `moving`) until they are in `released_chunks`.
+    fn give_back_whole(&self, whole: &[u32]) {
+        for &id in whole {
+            self.chunks[id as usize].release_all();
+        }
+        let mut state = self.state.lock();
+        state.moving -= whole.len();
+        state.released_chunks.extend_from_slice(whole);
     }
 }
 
@@ -323,9 +423,10 @@ impl Arena {
     pub(super) fn give(&self, pages: Vec<BackingPage>) {
         let mut whole = Vec::new();
         let mut state = self.inner.state.lock();
+        let thread = state.ahead.enabled;
         for page in pages {
             let (chunk, index) = page.split();
-            let over = state.resident_free >= ARENA_HIGH_PAGES;
+            let over = !thread && state.resident_free >= ARENA_HIGH_PAGES;
             let slot = &mut state.slots[chunk];
             debug_assert!(
                 !slot.free.contains(&index) && !slot.released.contains(&index),
@@ -335,7 +436,7 @@ impl Arena {
             if over {
                 // Under the arena's lock, so that no `take` hands the page out before its
                 // memory is gone; no handle names it (its zspage was released).
-                self.inner.chunks[chunk].release(index);
+                self.inner.chunks[chunk].release(index, 1);
                 slot.released.push(index);
             } else {
                 slot.free.push(index);
@@ -357,26 +458,28 @@ impl Arena {
                 state.partial.insert((before + 1, chunk as u32));
             }
         }
+        // Pages beyond the mark: the arena's thread gives them back, where it runs.
+        let trim =
+            thread && !state.ahead.trim && state.resident_free > ARENA_HIGH_PAGES + TRIM_SLACK;
+        let ahead = &mut state.ahead;
+        let start = trim && !std::mem::replace(&mut ahead.started, true);
+        ahead.trim |= trim;
         drop(state);
-        if whole.is_empty() {
-            return;
+        if trim {
+            self.wake(start);
         }
-        // Given back outside the lock: no page of these chunks is out, and none is taken
-        // (they are in no list) until they are in `released_chunks`.
-        for &id in &whole {
-            self.inner.chunks[id as usize].release_all();
+        if !whole.is_empty() {
+            self.inner.give_back_whole(&whole);
         }
-        let mut state = self.inner.state.lock();
-        state.moving -= whole.len();
-        state.released_chunks.extend(whole);
     }
 
-    /// (Resident free pages, free pages given back, chunks in use, chunks given back whole).
+    /// (Resident free pages, free pages given back (or being given back), chunks in use,
+    /// chunks given back whole).
     pub(super) fn counts(&self) -> (usize, usize, usize, usize) {
         let state = self.inner.state.lock();
         (
             state.resident_free,
-            state.free_pages - state.resident_free,
+            state.free_pages - state.resident_free + state.trimming,
             state.in_use(),
             state.released_chunks.len(),
         )

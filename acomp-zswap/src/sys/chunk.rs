@@ -197,18 +197,28 @@ impl Chunk {
         }
     }
 
-    /// Gives page `index`'s memory back to the kernel (`MADV_DONTNEED`): the page stays
-    /// mapped, and reads as zeros, faulted in anew, once written again. Done under the
-    /// page's write lock.
-    pub(crate) fn release(&self, index: u16) {
-        let _guard = self.locks[index as usize].write();
+    /// Gives the memory of pages `first..first + n` back to the kernel (`MADV_DONTNEED`, one
+    /// call for the run): the pages stay mapped, and read as zeros, faulted in anew, once
+    /// written again. Done under their write locks.
+    ///
+    /// # Panics
+    ///
+    /// If the run passes the chunk's end.
+    pub(crate) fn release(&self, first: u16, n: u16) {
+        let run = first as usize..first as usize + n as usize;
+        let _guards: Vec<_> = self.locks[run].iter().map(|l| l.write()).collect();
         // SAFETY:
-        // - the page lies in the chunk's mapping (`Chunk::page`), a private anonymous one,
-        //   where MADV_DONTNEED only replaces the page's contents with zeros;
-        // - its write lock is held: no reference to its bytes exists meanwhile.
-        // A failure leaves the page resident, as it was: nothing to undo.
+        // - the run lies in the chunk's mapping (the slice of `locks` above is bounds-checked
+        //   against CHUNK_PAGES), a private anonymous one, where MADV_DONTNEED only replaces
+        //   the pages' contents with zeros;
+        // - their write locks are held: no reference to their bytes exists meanwhile.
+        // A failure leaves the pages resident, as they were: nothing to undo.
         unsafe {
-            libc::madvise(self.page(index).cast(), PAGE_SIZE, libc::MADV_DONTNEED);
+            libc::madvise(
+                self.page(first).cast(),
+                n as usize * PAGE_SIZE,
+                libc::MADV_DONTNEED,
+            );
         }
     }
 
