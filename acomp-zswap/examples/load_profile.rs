@@ -7,7 +7,9 @@
 //!   out of one contiguous buffer in the same order: the decoder alone;
 //! - `cut`: the same, with the frame of each page whose object straddles two backing pages
 //!   in the tier given as two fragments (cut at its middle): the decoder and the copy onto
-//!   the stack that a straddling load pays.
+//!   the stack that a straddling load pays;
+//! - `gather`: the same frames copied onto the stack first and decompressed as one fragment:
+//!   the copy without the two-fragment path.
 //!
 //! ```sh
 //! target/release/examples/zswap --pid PID --alg lz4 --threads 1 --save-pages pages.raw
@@ -26,13 +28,13 @@ use std::time::Instant;
 use acomp::Acomp;
 use acomp_zswap::{PAGE_SIZE, Page, STORE_BATCH, Zswap, same_filled};
 
-const USAGE: &str = "usage: load_profile PAGES_FILE load|decompress|cut [PASSES]";
+const USAGE: &str = "usage: load_profile PAGES_FILE load|decompress|cut|gather [PASSES]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or(USAGE)?;
     let mode = args.next().ok_or(USAGE)?;
-    if !matches!(mode.as_str(), "load" | "decompress" | "cut") {
+    if !matches!(mode.as_str(), "load" | "decompress" | "cut" | "gather") {
         return Err(format!("unknown mode {mode:?}; {USAGE}").into());
     }
     let passes: usize = match args.next() {
@@ -94,6 +96,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let r = if straddles && mode == "cut" {
                         let (a, b) = f.split_at(n / 2);
                         tfm.decompress(&[IoSlice::new(a), IoSlice::new(b)], dst)
+                    } else if straddles && mode == "gather" {
+                        let mut stack = [0u8; PAGE_SIZE];
+                        stack[..n].copy_from_slice(black_box(f));
+                        tfm.decompress(&[IoSlice::new(&stack[..n])], dst)
                     } else {
                         tfm.decompress(&[IoSlice::new(f)], dst)
                     };
