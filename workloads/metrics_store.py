@@ -5,7 +5,7 @@
 # hosts, latencies) and zlib-compressed chunks of older samples; allocated as they arrive,
 # so that the heap interleaves them. Deterministic (seeded).
 # Prints "ready PID" and sleeps ten minutes, as ../shared/workloads/python_heap.py does;
-# an argument sets the size in MB (default 300).
+# an argument sets the size of the data held in MiB (default 300).
 import os, random, struct, sys, time, zlib
 from array import array
 
