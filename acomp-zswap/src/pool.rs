@@ -8,7 +8,7 @@
 //! scatterlist, and the caller decompresses straight out of them without a copy.
 //!
 //! Backing pages come from the pool's own arena (`pool/arena.rs`): chunks of [`CHUNK_SIZE`]
-//! bytes mapped from the kernel (huge pages where it has them), populated once, their pages
+//! bytes mapped from the kernel, populated once, their pages
 //! reused without zeroing, and never unmapped while the pool lives. A chunk goes back to the
 //! kernel whole where all its pages are free and the arena's other free pages reach
 //! [`ARENA_HIGH_PAGES`] (`MADV_DONTNEED` over the chunk: it stays mapped, not resident

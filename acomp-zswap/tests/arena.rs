@@ -51,9 +51,9 @@ fn noise(seed: u64) -> Page {
 
 /// The kernel's count of the arena's resident pages (`mincore`): the pages in zspages and
 /// the free pages kept resident, and none of the chunks given back whole. Pages given back
-/// one by one may be resident again, as zeros, where khugepaged collapsed their chunk into a
-/// huge page meanwhile (it fills a huge page's missing pages, up to `max_ptes_none`, 511 by
-/// default): so at most those too.
+/// one by one may be resident again, as zeros, where the system's THP setting is `always`
+/// and khugepaged collapsed their chunk into a huge page meanwhile (it fills a huge page's
+/// missing pages, up to `max_ptes_none`, 511 by default): so at most those too.
 fn assert_resident(z: &Zswap, s: &PoolStats) {
     let resident = z.pool_resident_pages();
     let kept = s.pages + s.cached_pages;

@@ -1,6 +1,6 @@
 //! The pool's own page allocator: backing pages cut from chunks of [`CHUNK_SIZE`] bytes
-//! mapped from the kernel (`mmap`, with `MADV_HUGEPAGE` where the kernel has transparent
-//! huge pages), kept and reused without zeroing, and given back to the kernel above a
+//! mapped from the kernel (`mmap`; no `MADV_HUGEPAGE`, whose compaction made a chunk cost
+//! 4-5 ms to populate), kept and reused without zeroing, and given back to the kernel above a
 //! high-water mark: as whole chunks where all their pages are free (`MADV_DONTNEED` over the
 //! chunk: it stays mapped, not resident, and is populated again by the next growth before a
 //! new chunk is mapped), else page by page (`MADV_DONTNEED`, the page staying mapped for
@@ -21,8 +21,8 @@
 //! Growth: one chunk is added at a time. With growth ahead on (the tier's default,
 //! [`Arena::set_thread`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
 //! pages asks the arena's own thread for the next chunk, so that the page faults of growth
-//! (the kernel's zeroing, and for a huge page its compaction: from 50 µs to several ms a
-//! chunk on a VM) fall outside the stores; a `take` that finds too few pages meanwhile waits
+//! (the kernel's zeroing, 0.25-0.9 ms a chunk on this VM, and where the system gives huge
+//! pages its compaction, several ms) fall outside the stores; a `take` that finds too few pages meanwhile waits
 //! for that chunk. Off, the taker that finds too few adds it. Either way the free pages kept
 //! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new.
 //!
@@ -244,7 +244,7 @@ impl Arena {
     /// The arena's thread (off by default): on, a `take` that leaves fewer than
     /// [`GROW_AHEAD_PAGES`] free pages has it (started then, ended with the arena) add the
     /// next chunk, so that a store does not wait on the kernel's page faults (its zeroing,
-    /// and for a huge page its compaction), and a `take` that finds too few free pages while
+    /// and where the system gives huge pages its compaction), and a `take` that finds too few free pages while
     /// that chunk is being added waits for it; and a `give` that leaves more than
     /// [`ARENA_HIGH_PAGES`] + [`TRIM_SLACK`] free pages resident has it give those beyond
     /// the mark back, in runs. Off, the taker that finds too few free pages adds the chunk,

@@ -1,5 +1,5 @@
 //! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
-//! `madvise` for huge pages and population, `munmap` when the pool goes), the release of a
+//! `madvise` for population, `munmap` when the pool goes), the release of a
 //! page or of a whole chunk (`MADV_DONTNEED`), the count of a chunk's resident pages
 //! (`mincore`), and the calls that hand out a page's bytes under its lock. The arena keeps
 //! the bookkeeping, in safe code.
@@ -11,8 +11,8 @@ use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::PAGE_SIZE;
 
-/// Bytes in one chunk the arena maps: 2 MiB, one transparent huge page on x86-64 and
-/// arm64 (4 KiB base pages).
+/// Bytes in one chunk the arena maps: 2 MiB, the size of a transparent huge page on x86-64
+/// and arm64 (4 KiB base pages), where the system's THP setting gives one.
 pub const CHUNK_SIZE: usize = 2 << 20;
 
 /// Backing pages in one chunk.
@@ -35,8 +35,8 @@ unsafe impl Send for Chunk {}
 unsafe impl Sync for Chunk {}
 
 impl Chunk {
-    /// Maps a chunk, aligned to its size (so that it can be one huge page), asks for huge
-    /// pages and populates it. `None` where the kernel refuses the mapping.
+    /// Maps a chunk, aligned to its size (so that it can be one huge page where the system
+    /// gives them unasked) and populates it. `None` where the kernel refuses the mapping.
     pub(crate) fn map() -> Option<Chunk> {
         let len = 2 * CHUNK_SIZE;
         // SAFETY:
@@ -71,17 +71,10 @@ impl Chunk {
             }
         }
         let base = NonNull::new(aligned as *mut u8).expect("mmap does not map page 0");
-        #[cfg(target_os = "linux")]
-        // SAFETY:
-        // - `[aligned, aligned + CHUNK_SIZE)` is the mapping kept above; advice changes no
-        //   byte of it. It may fail (no THP): the chunk is then of base pages.
-        unsafe {
-            libc::madvise(
-                aligned as *mut libc::c_void,
-                CHUNK_SIZE,
-                libc::MADV_HUGEPAGE,
-            );
-        }
+        // No MADV_HUGEPAGE: where the kernel must compact memory to find a huge page
+        // (`defrag` is `madvise` by default), populating a chunk took 4-5 ms against under
+        // 1 ms of base pages, and stores through the tier ran at half the speed
+        // (BENCHMARKS.md, "The arena's thread"); the system's own THP setting applies.
         let chunk = Chunk {
             base,
             locks: (0..CHUNK_PAGES).map(|_| RwLock::new(())).collect(),
