@@ -1,7 +1,7 @@
 //! What the kernel's side of the pool's backing pages costs on this machine, the calls the
 //! arena makes (`src/pool/arena.rs`, `src/sys/chunk.rs`) timed alone: populating a 2 MiB
-//! chunk (`MADV_HUGEPAGE` then `MADV_POPULATE_WRITE`) in fresh memory and in memory the
-//! kernel has just had back, and giving pages back (`MADV_DONTNEED`) one at a time and in
+//! chunk (`MADV_POPULATE_WRITE`; and with `MADV_HUGEPAGE` before it, which the arena does
+//! not ask) in fresh memory and in memory the kernel has just had back, and giving pages back (`MADV_DONTNEED`) one at a time and in
 //! runs of 8, with and without another thread of the process running on another CPU (whose
 //! TLB the kernel must then shoot down: an interrupt, which a VM pays dearly). The figures
 //! behind `Builder::arena_thread` (BENCHMARKS.md, "The arena's thread").
@@ -17,8 +17,8 @@ const CHUNK: usize = 2 << 20;
 const PAGE: usize = 4096;
 const CHUNKS: usize = 32;
 
-/// A chunk-aligned anonymous mapping of `CHUNK` bytes, its huge pages asked for.
-fn map_chunk() -> (*mut libc::c_void, *mut u8) {
+/// A chunk-aligned anonymous mapping of `CHUNK` bytes, its huge pages asked for where `huge`.
+fn map_chunk(huge: bool) -> (*mut libc::c_void, *mut u8) {
     // SAFETY: a new private anonymous mapping, checked against MAP_FAILED; the aligned
     // chunk inside it is used only by this program.
     unsafe {
@@ -32,19 +32,21 @@ fn map_chunk() -> (*mut libc::c_void, *mut u8) {
         );
         assert_ne!(raw, libc::MAP_FAILED, "mmap");
         let chunk = (raw as usize).next_multiple_of(CHUNK) as *mut u8;
-        libc::madvise(chunk.cast(), CHUNK, libc::MADV_HUGEPAGE);
+        if huge {
+            libc::madvise(chunk.cast(), CHUNK, libc::MADV_HUGEPAGE);
+        }
         (raw, chunk)
     }
 }
 
 /// µs to populate each of `CHUNKS` chunks; with `reuse`, each unmapped before the next, so
 /// that the kernel hands the same memory back.
-fn populate(reuse: bool) -> f64 {
+fn populate(reuse: bool, huge: bool) -> f64 {
     let mut total = 0.0;
     let mut keep = Vec::new();
     for _ in 0..CHUNKS {
         let t = Instant::now();
-        let (raw, chunk) = map_chunk();
+        let (raw, chunk) = map_chunk(huge);
         // SAFETY: `chunk` is CHUNK bytes of the mapping just made.
         unsafe { libc::madvise(chunk.cast(), CHUNK, libc::MADV_POPULATE_WRITE) };
         total += t.elapsed().as_secs_f64() * 1e6;
@@ -67,7 +69,7 @@ fn give_back(run: usize) -> f64 {
     let mut total = 0.0;
     let mut calls = 0;
     for _ in 0..CHUNKS {
-        let (raw, chunk) = map_chunk();
+        let (raw, chunk) = map_chunk(false);
         // SAFETY: `chunk` is CHUNK bytes of the mapping just made; every run lies in it.
         unsafe {
             libc::madvise(chunk.cast(), CHUNK, libc::MADV_POPULATE_WRITE);
@@ -88,11 +90,14 @@ fn give_back(run: usize) -> f64 {
 }
 
 fn main() {
-    println!(
-        "populate a 2 MiB chunk: fresh memory {:.0} us, memory just given back {:.0} us",
-        populate(false),
-        populate(true)
-    );
+    for huge in [false, true] {
+        println!(
+            "populate a 2 MiB chunk{}: fresh memory {:.0} us, memory just given back {:.0} us",
+            if huge { ", MADV_HUGEPAGE" } else { "" },
+            populate(false, huge),
+            populate(true, huge)
+        );
+    }
     for other in [false, true] {
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {

@@ -174,7 +174,7 @@ impl Builder {
     /// - growth ahead: once fewer than half a chunk of free backing pages is left (256 pages,
     ///   1 MiB), it adds the next chunk of 2 MiB (a new mapping, or a chunk given back whole
     ///   populated again), whose page faults (their zeroing, and where the system gives
-    ///   transparent huge pages their compaction) cost from 0.25 ms to several ms;
+    ///   transparent huge pages their compaction) cost from 0.5 ms to several ms;
     /// - giving back: once more than 64 free pages beyond the 512 kept resident pile up, it
     ///   gives them back to the kernel (`MADV_DONTNEED`) in runs of neighbouring pages, where
     ///   a free would otherwise give each back on its own (1-2 µs a call, but 11-19 µs where

@@ -21,7 +21,7 @@
 //! Growth: one chunk is added at a time. With growth ahead on (the tier's default,
 //! [`Arena::set_thread`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
 //! pages asks the arena's own thread for the next chunk, so that the page faults of growth
-//! (the kernel's zeroing, 0.25-0.9 ms a chunk on this VM, and where the system gives huge
+//! (the kernel's zeroing, 0.5-0.9 ms a chunk on this VM, and where the system gives huge
 //! pages its compaction, several ms) fall outside the stores; a `take` that finds too few pages meanwhile waits
 //! for that chunk. Off, the taker that finds too few adds it. Either way the free pages kept
 //! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new.
