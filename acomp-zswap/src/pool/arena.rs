@@ -54,7 +54,7 @@ use crate::sys::{Chunk, PageMut, PageRef};
 /// own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
 
-/// Free pages under which an arena that grows ahead ([`Arena::set_thread`]) adds its
+/// Free pages under which an arena that grows ahead ([`Builder::arena_thread`](crate::Builder::arena_thread)) adds its
 /// next chunk on its own thread: half a chunk, a few milliseconds of stores.
 pub const GROW_AHEAD_PAGES: usize = CHUNK_PAGES / 2;
 
@@ -267,7 +267,15 @@ impl Arena {
             .spawn(move || inner.run());
         if spawned.is_err() {
             let mut state = self.inner.state.lock();
-            state.ahead = Ahead::default();
+            let ahead = &mut state.ahead;
+            ahead.enabled = false;
+            ahead.started = false;
+            ahead.trim = false;
+            // `growing` was the thread's only where it was asked: a taker adding a chunk
+            // itself keeps its own.
+            if std::mem::take(&mut ahead.asked) {
+                ahead.growing = false;
+            }
             drop(state);
             self.inner.grown.notify_all();
         }
@@ -308,7 +316,8 @@ impl Inner {
 
     /// The arena's thread: adds a chunk each time a taker asks, and gives free pages beyond
     /// [`ARENA_HIGH_PAGES`] back each time `give` asks, until the arena is gone. A chunk the
-    /// kernel refuses is left to the takers (who fail as an allocation does).
+    /// kernel refuses is left to the takers (who fail as an allocation does), and turns the
+    /// thread's work off for good: takers add chunks and `give` gives pages back itself.
     fn run(&self) {
         let mut state = self.state.lock();
         loop {
