@@ -183,9 +183,10 @@ impl Builder {
     ///
     /// The work is the same, done on another CPU. The thread starts the first time it is
     /// needed and ends once the tier is dropped (it is woken then, not joined: it may
-    /// outlive the drop by the chunk it is adding, a few milliseconds). Off, the store that finds no free backing page adds
-    /// the chunk itself, and each free beyond the mark gives its page back at once. Either
-    /// way the free backing pages kept resident stay under two chunks while a chunk is new
+    /// outlive the drop by the chunk it is adding, a few milliseconds). Off, the store that
+    /// finds no free backing page adds the chunk itself, and each free beyond the mark gives
+    /// its page back at once. Either way the free backing pages kept resident stay under two
+    /// chunks while a chunk is new
     /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)); with the thread they
     /// may pass 576 for the moment it takes to give them back.
     pub fn arena_thread(mut self, on: bool) -> Self {

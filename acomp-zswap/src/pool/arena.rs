@@ -22,9 +22,10 @@
 //! [`Arena::set_thread`]), a `take` that leaves fewer than [`GROW_AHEAD_PAGES`] free
 //! pages asks the arena's own thread for the next chunk, so that the page faults of growth
 //! (the kernel's zeroing, 0.5-0.9 ms a chunk on this VM, and where the system gives huge
-//! pages its compaction, several ms) fall outside the stores; a `take` that finds too few pages meanwhile waits
-//! for that chunk. Off, the taker that finds too few adds it. Either way the free pages kept
-//! resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk is new.
+//! pages their compaction, several ms) fall outside the stores; a `take` that finds too few
+//! pages meanwhile waits for that chunk. Off, the taker that finds too few adds it. Either
+//! way the free pages kept resident are under [`GROW_AHEAD_PAGES`] + a chunk while a chunk
+//! is new.
 //!
 //! Giving back: without the thread, a page freed while [`ARENA_HIGH_PAGES`] free pages are
 //! resident goes back to the kernel at once, under the lock (one `MADV_DONTNEED` a page:
@@ -54,8 +55,9 @@ use crate::sys::{Chunk, PageMut, PageRef};
 /// own.
 pub const ARENA_HIGH_PAGES: usize = CHUNK_PAGES;
 
-/// Free pages under which an arena that grows ahead ([`Builder::arena_thread`](crate::Builder::arena_thread)) adds its
-/// next chunk on its own thread: half a chunk, a few milliseconds of stores.
+/// Free pages under which an arena with its thread
+/// ([`Builder::arena_thread`](crate::Builder::arena_thread)) adds its next chunk on that
+/// thread: half a chunk, a few milliseconds of stores.
 pub const GROW_AHEAD_PAGES: usize = CHUNK_PAGES / 2;
 
 /// Resident free pages beyond [`ARENA_HIGH_PAGES`] at which `give` asks the arena's thread
@@ -196,7 +198,7 @@ impl Arena {
 
     /// `nr` free backing pages, with whatever bytes they last held, from the fullest chunks
     /// first (so that emptier chunks drain and can go back whole); a chunk is added outside
-    /// the lock where too few are free ([`Arena::grow`]).
+    /// the lock where too few are free (`Inner::grow`), by the arena's thread where it runs.
     ///
     /// # Panics
     ///
@@ -244,10 +246,10 @@ impl Arena {
     /// The arena's thread (off by default): on, a `take` that leaves fewer than
     /// [`GROW_AHEAD_PAGES`] free pages has it (started then, ended with the arena) add the
     /// next chunk, so that a store does not wait on the kernel's page faults (its zeroing,
-    /// and where the system gives huge pages its compaction), and a `take` that finds too few free pages while
-    /// that chunk is being added waits for it; and a `give` that leaves more than
-    /// [`ARENA_HIGH_PAGES`] + [`TRIM_SLACK`] free pages resident has it give those beyond
-    /// the mark back, in runs. Off, the taker that finds too few free pages adds the chunk,
+    /// and where the system gives huge pages their compaction), and a `take` that finds too
+    /// few free pages while that chunk is being added waits for it; and a `give` that leaves
+    /// more than [`ARENA_HIGH_PAGES`] + [`TRIM_SLACK`] free pages resident has it give those
+    /// beyond the mark back, in runs. Off, the taker that finds too few free pages adds the chunk,
     /// and `give` gives each page beyond the mark back at once.
     pub(super) fn set_thread(&self, on: bool) {
         self.inner.state.lock().ahead.enabled = on;
