@@ -143,15 +143,7 @@ fn scattered_invalidation_gives_free_pages_back() {
     // free pages beyond the mark go back to the kernel one by one; the resident memory of
     // the backing pages stays within a chunk of the pool's size.
     let z = tier();
-    let n = 20_000u64;
-    for offset in 0..n {
-        z.store(offset, &page(offset, 5)).unwrap();
-    }
-    let full = z.pool_stats();
-    for offset in (0..n).filter(|o| mix(*o) % 2 == 0) {
-        z.invalidate(offset);
-    }
-    z.compact();
+    let full = invalidate_every_other(&z);
     let s = z.pool_stats();
     assert!(
         s.pages < full.pages * 6 / 10,
@@ -174,7 +166,30 @@ fn scattered_invalidation_gives_free_pages_back() {
         s.total_size()
     );
     assert_resident(&z, &s);
-    // Released pages serve new stores, their bytes whole.
+    stores_after_invalidation_load_whole(&z);
+}
+
+/// Pages stored by the scattered-invalidation tests (seed 5).
+const SCATTERED: u64 = 20_000;
+
+/// [`SCATTERED`] pages stored, every other by a hash invalidated, then compaction (which
+/// empties zspages but no chunk); the counters with every page stored.
+fn invalidate_every_other(z: &Zswap) -> PoolStats {
+    for offset in 0..SCATTERED {
+        z.store(offset, &page(offset, 5)).unwrap();
+    }
+    let full = z.pool_stats();
+    for offset in (0..SCATTERED).filter(|o| mix(*o) % 2 == 0) {
+        z.invalidate(offset);
+    }
+    z.compact();
+    full
+}
+
+/// After [`invalidate_every_other`]: the free pages (resident or given back) serve 4,000 new
+/// stores, which load whole, and the pages kept load as stored.
+fn stores_after_invalidation_load_whole(z: &Zswap) {
+    let n = SCATTERED;
     let mut back = [0u8; PAGE_SIZE];
     for offset in n..n + 4000 {
         z.store(offset, &page(offset, 6)).unwrap();
@@ -182,6 +197,10 @@ fn scattered_invalidation_gives_free_pages_back() {
     for offset in n..n + 4000 {
         z.load(offset, &mut back).unwrap();
         assert_eq!(check(offset, &back), 6);
+    }
+    for offset in (0..n).filter(|o| mix(*o) % 2 != 0) {
+        z.load(offset, &mut back).unwrap();
+        assert_eq!(check(offset, &back), 5);
     }
 }
 
@@ -222,14 +241,7 @@ fn the_arenas_thread_gives_free_pages_back_in_runs() {
     // Scattered invalidation and compaction with the arena's thread on: the frees keep their
     // pages, and the thread gives those beyond the mark back (in runs, outside the frees).
     let z = ahead_tier();
-    let n = 20_000u64;
-    for offset in 0..n {
-        z.store(offset, &page(offset, 5)).unwrap();
-    }
-    for offset in (0..n).filter(|o| mix(*o) % 2 == 0) {
-        z.invalidate(offset);
-    }
-    z.compact();
+    invalidate_every_other(&z);
     let s = settled(&z, |s| s.cached_pages <= ARENA_HIGH_PAGES);
     assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
     assert!(s.released_pages > 0, "{s:?}");
@@ -238,19 +250,7 @@ fn the_arenas_thread_gives_free_pages_back_in_runs() {
         s.chunks * CHUNK_PAGES
     );
     assert_resident(&z, &s);
-    // The pages given back serve new stores, their bytes whole; the rest load as stored.
-    let mut back = [0u8; PAGE_SIZE];
-    for offset in n..n + 4000 {
-        z.store(offset, &page(offset, 6)).unwrap();
-    }
-    for offset in n..n + 4000 {
-        z.load(offset, &mut back).unwrap();
-        assert_eq!(check(offset, &back), 6);
-    }
-    for offset in (0..n).filter(|o| mix(*o) % 2 != 0) {
-        z.load(offset, &mut back).unwrap();
-        assert_eq!(check(offset, &back), 5);
-    }
+    stores_after_invalidation_load_whole(&z);
 }
 
 #[test]
