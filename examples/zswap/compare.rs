@@ -139,14 +139,35 @@ pub fn acomp_row(name: &str, zswap: &Zswap, input: &Input) -> Row {
     for i in 0..n {
         zswap.invalidate(i as u64);
     }
-    let original = (n * PAGE_SIZE) as u64;
-    let memory = stats.pool_total_size;
     Row {
-        name: name.to_owned(),
-        kind: "acomp".into(),
-        memory_bytes: memory,
         compressed_bytes: stats.stored_bytes,
         same_filled_pages: stats.same_filled_pages,
+        ..timed_row(
+            name,
+            "acomp",
+            n,
+            stats.pool_total_size,
+            (&store, &load),
+            verified,
+        )
+    }
+}
+
+/// A row of `n` pages held in `memory` bytes, its speeds and latencies from the timed
+/// `(store, load)` calls, `verified` pages loaded back as stored.
+fn timed_row(
+    name: &str,
+    kind: &str,
+    n: usize,
+    memory: u64,
+    (store, load): (&Calls, &Calls),
+    verified: u64,
+) -> Row {
+    let original = (n * PAGE_SIZE) as u64;
+    Row {
+        name: name.to_owned(),
+        kind: kind.into(),
+        memory_bytes: memory,
         ratio: original as f64 / memory.max(1) as f64,
         store_mib_s: mib_s(original, store.time),
         load_mib_s: mib_s(original, load.time),
@@ -177,14 +198,17 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
         let pages: Vec<&Page> = (first..n.min(first + STORE_BATCH))
             .map(|i| input.page(i))
             .collect();
-        let (lens, skipped) = store.time_batch(pages.len(), || {
-            let mut skipped = 0;
+        let (filled, lens) = store.time_batch(pages.len(), || {
+            let filled: Vec<bool> = pages
+                .iter()
+                .map(|p| acomp_zswap::same_filled_word(p).is_some())
+                .collect();
             let srcs: Vec<[IoSlice<'_>; 1]> = pages
                 .iter()
-                .filter(|p| acomp_zswap::same_filled_word(p).is_none())
-                .map(|p| [IoSlice::new(&p[..])])
+                .zip(&filled)
+                .filter(|(_, f)| !**f)
+                .map(|(p, _)| [IoSlice::new(&p[..])])
                 .collect();
-            skipped += pages.len() - srcs.len();
             let mut dsts: Vec<[IoSliceMut<'_>; 1]> = scratch
                 .iter_mut()
                 .take(srcs.len())
@@ -200,13 +224,13 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
                 .iter()
                 .map(|r| r.outcome().and_then(|o| o.as_ref().ok().copied()))
                 .collect();
-            (lens, skipped)
+            (filled, lens)
         });
-        same_filled += skipped;
         let mut lens = lens.into_iter();
         let mut used = scratch.iter();
-        for p in &pages {
-            if acomp_zswap::same_filled_word(p).is_some() {
+        for (p, filled) in pages.iter().zip(filled) {
+            if filled {
+                same_filled += 1;
                 frames.push(None);
                 continue;
             }
@@ -234,23 +258,11 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
         };
         verified += u64::from(ok);
     }
-    let original = (n * PAGE_SIZE) as u64;
     let compressed: u64 = frames.iter().flatten().map(|f| f.len() as u64).sum();
     Row {
-        name: name.to_owned(),
-        kind: KIND_CALLS.into(),
-        memory_bytes: compressed,
         compressed_bytes: compressed,
         same_filled_pages: same_filled as u64,
-        ratio: original as f64 / compressed.max(1) as f64,
-        store_mib_s: mib_s(original, store.time),
-        load_mib_s: mib_s(original, load.time),
-        store_p50_us: us_of(&store.lat, 0.5),
-        store_p99_us: us_of(&store.lat, 0.99),
-        load_p50_us: us_of(&load.lat, 0.5),
-        load_p99_us: us_of(&load.lat, 0.99),
-        verified_pages: verified,
-        ..blank_row(n)
+        ..timed_row(name, KIND_CALLS, n, compressed, (&store, &load), verified)
     }
 }
 
