@@ -385,24 +385,9 @@ impl Inner {
         let mut state = self.state.lock();
         let mut whole = Vec::new();
         for &(id, index) in &batch {
-            let slot = &mut state.slots[id as usize];
-            let before = slot.free_count() as u16;
-            slot.released.push(index);
-            let all_free = slot.free_count() == CHUNK_PAGES;
-            state.partial.remove(&(before, id));
-            state.free_pages += 1;
             state.trimming -= 1;
-            if all_free && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
-                let slot = &mut state.slots[id as usize];
-                let resident = slot.free.len();
-                slot.free.clear();
-                slot.released.clear();
-                state.free_pages -= CHUNK_PAGES;
-                state.resident_free -= resident;
-                state.moving += 1;
+            if state.put_back(id, index, true) {
                 whole.push(id);
-            } else {
-                state.partial.insert((before + 1, id));
             }
         }
         if whole.is_empty() {
@@ -438,35 +423,13 @@ impl Arena {
         for page in pages {
             let (chunk, index) = page.split();
             let over = !thread && state.resident_free >= ARENA_HIGH_PAGES;
-            let slot = &mut state.slots[chunk];
-            debug_assert!(
-                !slot.free.contains(&index) && !slot.released.contains(&index),
-                "a page is given back once"
-            );
-            let before = slot.free_count() as u16;
             if over {
                 // Under the arena's lock, so that no `take` hands the page out before its
                 // memory is gone; no handle names it (its zspage was released).
                 self.inner.chunks[chunk].release(index, 1);
-                slot.released.push(index);
-            } else {
-                slot.free.push(index);
             }
-            let resident = slot.free.len();
-            let all_free = slot.free_count() == CHUNK_PAGES;
-            state.partial.remove(&(before, chunk as u32));
-            state.free_pages += 1;
-            state.resident_free += usize::from(!over);
-            if all_free && state.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
-                let slot = &mut state.slots[chunk];
-                slot.free.clear();
-                slot.released.clear();
-                state.free_pages -= CHUNK_PAGES;
-                state.resident_free -= resident;
-                state.moving += 1;
+            if state.put_back(chunk as u32, index, over) {
                 whole.push(chunk as u32);
-            } else {
-                state.partial.insert((before + 1, chunk as u32));
             }
         }
         // Pages beyond the mark: the arena's thread gives them back, where it runs.
@@ -508,6 +471,41 @@ impl Arena {
 }
 
 impl ArenaState {
+    /// Puts free page `index` of chunk `id` back in its chunk's list (`released` where its
+    /// memory was given back, else `free`). Where all the chunk's pages are then free and
+    /// the arena's other free pages reach [`ARENA_HIGH_PAGES`], takes the chunk out of every
+    /// list (counted in `moving`) and returns true: the caller gives it back whole.
+    fn put_back(&mut self, id: u32, index: u16, released: bool) -> bool {
+        let slot = &mut self.slots[id as usize];
+        debug_assert!(
+            !slot.free.contains(&index) && !slot.released.contains(&index),
+            "a page is given back once"
+        );
+        let before = slot.free_count() as u16;
+        if released {
+            slot.released.push(index);
+        } else {
+            slot.free.push(index);
+        }
+        let resident = slot.free.len();
+        let all_free = slot.free_count() == CHUNK_PAGES;
+        self.partial.remove(&(before, id));
+        self.free_pages += 1;
+        self.resident_free += usize::from(!released);
+        if all_free && self.free_pages - CHUNK_PAGES >= ARENA_HIGH_PAGES {
+            let slot = &mut self.slots[id as usize];
+            slot.free.clear();
+            slot.released.clear();
+            self.free_pages -= CHUNK_PAGES;
+            self.resident_free -= resident;
+            self.moving += 1;
+            true
+        } else {
+            self.partial.insert((before + 1, id));
+            false
+        }
+    }
+
     /// Adds chunk `id`'s pages, all free and resident.
     fn add_chunk(&mut self, id: u32) {
         self.free_pages += CHUNK_PAGES;
