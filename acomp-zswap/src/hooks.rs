@@ -1,6 +1,6 @@
 //! Test hooks, built only with the `test-hooks` feature (the crate's own tests enable it;
-//! it is not for users): a call at a point of the load path, of recompression or of the
-//! shrinker's drop of clean copies that a test
+//! it is not for users): a call at a point of the load path, of recompression, of the
+//! shrinker's drop of clean copies or of the pool's setup of a zspage that a test
 //! holds to make a race happen every time instead of now and then.
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ static WHILE_RECOMPRESSING: RwLock<Option<Hook>> = RwLock::new(None);
 static WHILE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_WRITING_BACK: RwLock<Option<Hook>> = RwLock::new(None);
+static SETTING_UP_ZSPAGE: RwLock<Option<Hook>> = RwLock::new(None);
 
 /// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
@@ -90,5 +91,21 @@ pub(crate) fn run_before_writing_back(offset: u64) {
     let hook = BEFORE_WRITING_BACK.read().clone();
     if let Some(f) = hook {
         f(offset);
+    }
+}
+
+/// Calls `f(owner)` where the pool sets up a new zspage for an object of `owner` (the
+/// store's offset), after its pages are counted and before its object is: the window in
+/// which a pool at its limit counts pages but not their object, which a shrinker must wait
+/// out rather than refuse a store. `None` removes the hook.
+pub fn setting_up_zspage(f: Option<Hook>) {
+    *SETTING_UP_ZSPAGE.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_setting_up_zspage(owner: u64) {
+    let hook = SETTING_UP_ZSPAGE.read().clone();
+    if let Some(f) = hook {
+        f(owner);
     }
 }

@@ -177,6 +177,26 @@ pub struct Pool {
     used_bytes: AtomicUsize,
     /// Reads that got two fragments.
     straddled_reads: AtomicU64,
+    /// New zspages being set up: their pages counted in `pages`, their first object not yet
+    /// in `objects`.
+    zspages_in_flight: AtomicUsize,
+}
+
+/// A new zspage being set up, counted in [`Pool::zspages_in_flight`] until it is dropped
+/// (its object counted, or the limit hit, or a panic: never left counted).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Relaxed);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
 }
 
 impl std::fmt::Debug for Pool {
@@ -209,6 +229,7 @@ impl Pool {
             arena: Arena::default(),
             max_pages,
             objects: AtomicUsize::new(0),
+            zspages_in_flight: AtomicUsize::new(0),
             used_bytes: AtomicUsize::new(0),
             straddled_reads: AtomicU64::new(0),
         }
@@ -256,11 +277,14 @@ impl Pool {
         // even for a moment (a reader of `stats` sees no page that is not allowed).
         let nr = class.info.pages_per_zspage;
         let max = self.max_pages.unwrap_or(usize::MAX);
+        let _in_flight = InFlight::new(&self.zspages_in_flight);
         self.pages
             .fetch_update(Relaxed, Relaxed, |p| {
                 p.checked_add(nr).filter(|&t| t <= max)
             })
             .map_err(|_| AllocError::LimitHit)?;
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_setting_up_zspage(owner);
         let objs = class.info.objs_per_zspage as u16;
         // Object 0 is handed out now; the rest are free, lowest popped first.
         let mut owners = vec![0; objs as usize];
@@ -280,6 +304,15 @@ impl Pool {
         drop(state);
         self.allocated(class);
         Ok(handle)
+    }
+
+    /// New zspages other threads are setting up now (taking their pages from the arena,
+    /// which may wait for the chunk being added): their pages are counted in
+    /// [`PoolStats::pages`] before their first object is in [`PoolStats::objects`], so that a
+    /// pool at its limit may count pages and no object for a moment. The shrinker waits for
+    /// them before it gives up.
+    pub fn zspages_in_flight(&self) -> usize {
+        self.zspages_in_flight.load(Relaxed)
     }
 
     fn allocated(&self, class: &SizeClass) {

@@ -70,6 +70,13 @@ impl Zswap {
                     if self.drop_clean() > 0 {
                         continue;
                     }
+                    // Zspages other stores are setting up (their pages counted, maybe no
+                    // object yet, the arena perhaps adding a chunk): they end soon, and
+                    // their objects join the LRU or their pages are counted again.
+                    if self.pool.zspages_in_flight() > 0 {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     // Entries left, all busy (loads), or objects of stores still on their
                     // way into the LRU: they will be free soon.
                     if self.pool.stats().objects > 0 && busy < 1024 {

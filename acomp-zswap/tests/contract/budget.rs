@@ -177,3 +177,62 @@ fn without_a_device_compaction_gives_back_what_invalidation_left() {
         assert!(out == p(o), "offset {o}");
     }
 }
+
+/// Line 2 with a device, where a store meets the budget while another store's new zspage
+/// is being set up: its pages are counted, its object not yet, so the pool may hold the
+/// budget in pages and no object. The shrinker waits for it (and then writes that object
+/// back) rather than refuse the store. A test hook holds the other store inside the setup
+/// until 200 ms after the store began; a pool of one page, so that the two stores, each
+/// of an incompressible page (a zspage of one page), cannot both fit.
+#[test]
+fn a_store_at_the_budget_waits_for_a_zspage_being_set_up() {
+    use std::sync::mpsc::sync_channel;
+    let (z, dev) = with_mem_device(PAGE_SIZE as u64);
+    let random = |seed: u64| -> Page {
+        let mut p = zero();
+        for (i, b) in p.iter_mut().enumerate() {
+            *b = mix(seed ^ i as u64) as u8;
+        }
+        p
+    };
+    // Offsets no other test of this binary stores: the hook is process-wide.
+    let (held, late) = (0x5eed_0000_0000_0031, 0x5eed_0000_0000_0032);
+    let (in_setup_tx, in_setup) = sync_channel::<()>(0);
+    let (release, release_rx) = sync_channel::<()>(0);
+    let hold = Mutex::new(Some((in_setup_tx, release_rx)));
+    acomp_zswap::hooks::setting_up_zspage(Some(Arc::new(move |owner: u64| {
+        if owner == held {
+            if let Some((tx, rx)) = hold.lock().take() {
+                tx.send(()).unwrap();
+                rx.recv().unwrap();
+            }
+        }
+    })));
+    let got = std::thread::scope(|s| {
+        let z = &z;
+        let first = s.spawn(move || z.store_kind(held, &random(1)));
+        in_setup
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the store reaches the hook (the test-hooks feature is on)");
+        s.spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            release.send(()).unwrap();
+        });
+        let second = z.store_kind(late, &random(2));
+        (first.join().unwrap(), second)
+    });
+    acomp_zswap::hooks::setting_up_zspage(None);
+    assert_eq!(got.0.unwrap(), StoreKind::Incompressible);
+    assert_eq!(
+        got.1.unwrap(),
+        StoreKind::Incompressible,
+        "the store was refused"
+    );
+    let mut out = zero();
+    for (offset, seed) in [(held, 1), (late, 2)] {
+        z.load(offset, &mut out).unwrap();
+        assert!(out == random(seed), "offset {offset:#x}");
+    }
+    assert_eq!(z.stats().written_back_pages, 1);
+    assert_eq!(dev.writes.load(Relaxed), 1);
+}
