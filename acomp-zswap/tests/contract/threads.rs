@@ -215,15 +215,24 @@ fn loads_racing_stores_of_one_offset_never_miss() {
     });
 }
 
+/// The tests that set the process-wide `after_lookup` hook, one at a time: a second test's
+/// hook would replace the first's, dropping its channels before its load reached them.
+static AFTER_LOOKUP_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Holds the first load of `offset` between its lookup and the entry's lock (the
 /// process-wide `after_lookup` hook): the load says on the first channel that it has looked
-/// up, and waits for a word on the second.
+/// up, and waits for a word on the second. The guard keeps other such tests out until the
+/// caller drops it.
 fn hold_first_load(
     offset: u64,
 ) -> (
     std::sync::mpsc::Receiver<()>,
     std::sync::mpsc::SyncSender<()>,
+    std::sync::MutexGuard<'static, ()>,
 ) {
+    let serial = AFTER_LOOKUP_TESTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     use std::sync::mpsc::sync_channel;
     let (looked_up_tx, looked_up) = sync_channel::<()>(0);
     let (go, go_rx) = sync_channel::<()>(0);
@@ -238,7 +247,7 @@ fn hold_first_load(
         }
     };
     acomp_zswap::hooks::after_lookup(Some(Arc::new(hook)));
-    (looked_up, go)
+    (looked_up, go, serial)
 }
 
 /// Line 4, the race above made to happen every time: a load that looked the offset up just
@@ -254,7 +263,7 @@ fn a_load_that_finds_its_entry_replaced_looks_again() {
     // An offset no other test of this binary loads: the hook is process-wide.
     let off = 0x5eed_0000_0000_0007;
     z.store(off, &page(off, 1)).unwrap();
-    let (looked_up, go) = hold_first_load(off);
+    let (looked_up, go, _serial) = hold_first_load(off);
     std::thread::scope(|s| {
         let z = &z;
         let loader = s.spawn(move || {
@@ -283,7 +292,7 @@ fn a_load_whose_slot_is_reused_meanwhile_never_gives_the_new_page() {
     // Offsets no other test of this binary loads: the hook is process-wide.
     let (old, new) = (0x5eed_0000_0000_0011, 0x5eed_0000_0000_0012);
     z.store(old, &page(old, 1)).unwrap();
-    let (looked_up, go) = hold_first_load(old);
+    let (looked_up, go, _serial) = hold_first_load(old);
     std::thread::scope(|s| {
         let z = &z;
         let loader = s.spawn(move || {
