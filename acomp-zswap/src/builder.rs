@@ -12,7 +12,7 @@ use crate::outcome::BuildError;
 use crate::pool::Pool;
 use crate::stats::Counters;
 use crate::sys;
-use crate::tier::{SHARDS, Zswap};
+use crate::tier::Zswap;
 
 /// The configuration of a [`Zswap`], from [`Zswap::builder`].
 pub struct Builder {
@@ -225,7 +225,7 @@ impl Builder {
         Ok(Zswap {
             tfm: self.tfm,
             pool,
-            tree: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            index: Default::default(),
             entries: Default::default(),
             device: self.device,
             max_pages,

@@ -169,6 +169,7 @@ mod folio;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
+mod index;
 mod inspect;
 mod load;
 mod lru;

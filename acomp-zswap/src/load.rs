@@ -161,10 +161,8 @@ impl Zswap {
                 continue;
             }
             let kind = self.read(&state, page)?;
-            let mut shard = self.shard(offset).lock();
-            if shard.get(&offset) == Some(&entry.key()) {
-                shard.remove(&offset);
-                drop(shard);
+            let removed = self.index.lock(offset).remove_if(offset, entry.key());
+            if removed {
                 self.release(&mut state, &entry);
             }
             // Else a store replaced it meanwhile (an overlapping store) and frees it.

@@ -55,8 +55,8 @@ impl Zswap {
     /// of an offset clears its mark; [`Zswap::recompress_idle`] takes the entries still
     /// marked.
     pub fn mark_idle(&self) {
-        for shard in self.tree.iter() {
-            for (&offset, &key) in shard.lock().iter() {
+        for shard in self.index.shards() {
+            for (offset, key) in shard.lock().iter() {
                 // Under the shard's lock: the slot is the offset's entry.
                 self.entries.get(key, offset).idle.idle.store(true, Relaxed);
             }
@@ -114,7 +114,7 @@ impl Zswap {
         let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut done = 0;
         let mut tried = 0;
-        'shards: for shard in self.tree.iter() {
+        'shards: for shard in self.index.shards() {
             if tried >= max_pages {
                 break;
             }
@@ -122,7 +122,7 @@ impl Zswap {
             let picked: Vec<EntryRef<'_>> = shard
                 .lock()
                 .iter()
-                .map(|(&offset, &key)| self.entries.get(key, offset))
+                .map(|(offset, key)| self.entries.get(key, offset))
                 .filter(|e| {
                     // Clean copies are the first to be dropped: not worth the CPU.
                     e.idle.idle.load(Relaxed)

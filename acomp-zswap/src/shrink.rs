@@ -165,13 +165,14 @@ impl Zswap {
         }
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_dropping_clean(entry.offset);
-        let mut shard = self.shard(entry.offset).lock();
-        if shard.get(&entry.offset) != Some(&entry.key()) {
+        let removed = self
+            .index
+            .lock(entry.offset)
+            .remove_if(entry.offset, entry.key());
+        if !removed {
             // Replaced or invalidated meanwhile: whoever did it frees it.
             return false;
         }
-        shard.remove(&entry.offset);
-        drop(shard);
         self.release(&mut state, entry);
         inc(&self.counters.clean_dropped);
         true

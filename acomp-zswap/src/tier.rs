@@ -1,14 +1,13 @@
 //! The tier itself: [`Zswap`]'s parts, the index of entries by offset, and what ends an
 //! entry (release, invalidation).
 //!
-//! Entries sit in a hash map per shard, keyed by offset, holding each entry's slot in the
-//! slab (`slab.rs`) and its generation. An entry's read-write lock is the guard of its
-//! object: loads hold it for reading while they decompress or read the device;
-//! invalidation, writeback and compaction hold it for writing. The shard's lock is held
-//! only to look up or swap the slot, so no device I/O ever happens under a lock that other
-//! offsets need.
+//! Entries sit in the index (`index.rs`, a radix of runs of 64 offsets, sharded), which
+//! holds each offset's slot in the slab (`slab.rs`) and its generation. An entry's
+//! read-write lock is the guard of its object: loads hold it for reading while they
+//! decompress or read the device; invalidation, writeback and compaction hold it for
+//! writing. The index's shard lock is held only to look up or swap the slot, so no device
+//! I/O ever happens under a lock that other offsets need.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use acomp::Acomp;
@@ -16,18 +15,10 @@ use parking_lot::Mutex;
 
 use crate::device::SwapDevice;
 use crate::entry::{Folio, State};
+use crate::index::{Index, shard_of};
 use crate::pool::Pool;
 use crate::slab::{EntryRef, Slab, Write};
 use crate::stats::{Counters, dec, inc};
-
-/// Independent locks on the entries, so that threads on different offsets seldom meet.
-pub(crate) const SHARDS: usize = 64;
-
-/// One shard of the entries: offset to entry (its slot and generation, [`EntryRef::key`]), a
-/// hash map, so that memory follows the pages stored and not the largest offset. Hashed with
-/// foldhash (a multiply and a fold per `u64`, seeded per process), not the standard
-/// library's SipHash: an offset is the caller's number, not input from a network.
-pub(crate) type Shard = Mutex<HashMap<u64, u64, foldhash::fast::RandomState>>;
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
 /// offset, an LRU and an optional swap device. `Send + Sync`: share it (`&Zswap`, `Arc`)
@@ -40,7 +31,8 @@ pub(crate) type Shard = Mutex<HashMap<u64, u64, foldhash::fast::RandomState>>;
 pub struct Zswap {
     pub(crate) tfm: Acomp,
     pub(crate) pool: Pool,
-    pub(crate) tree: Box<[Shard]>,
+    /// Offset to entry (its slot and generation).
+    pub(crate) index: Index,
     /// The entries and their lists (the LRU, the clean copies).
     pub(crate) entries: Slab,
     pub(crate) device: Option<Box<dyn SwapDevice>>,
@@ -82,13 +74,8 @@ impl Zswap {
         &self.tfm
     }
 
-    pub(crate) fn shard(&self, offset: u64) -> &Shard {
-        // Neighbouring offsets go to different shards.
-        &self.tree[(offset % SHARDS as u64) as usize]
-    }
-
     pub(crate) fn lookup(&self, offset: u64) -> Option<EntryRef<'_>> {
-        let key = *self.shard(offset).lock().get(&offset)?;
+        let key = self.index.get(offset)?;
         Some(self.entries.get(key, offset))
     }
 
@@ -100,7 +87,7 @@ impl Zswap {
         if in_pool {
             self.entries.push(&entry);
         }
-        let old = self.shard(offset).lock().insert(offset, entry.key());
+        let old = self.index.insert(offset, entry.key());
         if let Some(old) = old {
             let old = self.entries.get(old, offset);
             self.release(&mut old.write(), &old);
@@ -135,18 +122,18 @@ impl Zswap {
             .collect();
         // Each shard's entries in batch order, the shards one after another: the places
         // sorted by (shard, place in the batch).
-        let mut order: Vec<(u64, usize)> = (0..entries.len())
-            .map(|i| (entries[i].0 % SHARDS as u64, i))
+        let mut order: Vec<(usize, usize)> = (0..entries.len())
+            .map(|i| (shard_of(entries[i].0), i))
             .collect();
         order.sort_unstable();
         let mut old = Vec::new();
         for run in order.chunk_by(|a, b| a.0 == b.0) {
-            let mut shard = self.shard(entries[run[0].1].0).lock();
+            let mut shard = self.index.lock(entries[run[0].1].0);
             for &(_, i) in run {
                 let (offset, key) = entries[i];
                 let replaced = match key {
                     Some(key) => shard.insert(offset, key),
-                    None => shard.remove(&offset),
+                    None => shard.remove(offset),
                 };
                 old.extend(replaced.map(|k| (offset, k)));
             }
@@ -182,7 +169,7 @@ impl Zswap {
     /// (`zswap_invalidate`). Returns whether there was. A load that begins after this
     /// returns finds nothing.
     pub fn invalidate(&self, offset: u64) -> bool {
-        let old = self.shard(offset).lock().remove(&offset);
+        let old = self.index.remove(offset);
         old.map(|key| {
             let e = self.entries.get(key, offset);
             self.release(&mut e.write(), &e);

@@ -73,14 +73,14 @@ impl Zswap {
     ) -> usize {
         let n = self.unit_pages as u64;
         let mut offsets: Vec<u64> = Vec::new();
-        for shard in self.tree.iter() {
+        for shard in self.index.shards() {
             let shard = shard.lock();
             // Under the shard's lock: each slot is its offset's entry.
-            let idle = shard.iter().filter(|&(&o, &key)| {
+            let idle = shard.iter().filter(|&(o, key)| {
                 let e = self.entries.get(key, o);
                 e.idle.idle.load(Relaxed) && !e.idle.tried.load(Relaxed) && !e.clean.load(Relaxed)
             });
-            offsets.extend(idle.map(|(&o, _)| o));
+            offsets.extend(idle.map(|(o, _)| o));
         }
         offsets.sort_unstable();
         let (mut done, mut tried) = (0, 0);

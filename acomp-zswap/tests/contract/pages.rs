@@ -102,12 +102,13 @@ mod counting {
 static ALLOC: counting::Counting = counting::Counting;
 
 /// Line 1: offsets are sparse; memory grows with pages, not the largest offset. Six pages
-/// stored at offsets up to `u64::MAX` leave exactly as many bytes allocated as the same
-/// pages at small offsets of the same shards (offset mod 64), counted by the allocator.
+/// stored at offsets up to `u64::MAX` take, counted by the allocator, at most the index's
+/// cost of a page alone in its run, block and shard (1,104 bytes) more a page than the same
+/// pages at six neighbouring offsets.
 #[test]
 fn sparse_offsets_take_memory_by_page() {
     let huge: [u64; 6] = [0, 1 << 40, u64::MAX, u64::MAX - 1, 1 << 63, 12345];
-    let small = huge.map(|o| o % 64 + 64 * (o % 3));
+    let dense: [u64; 6] = [0, 1, 2, 3, 4, 5];
     let tier = || {
         Zswap::builder(lz4())
             .max_pool_bytes(64 << 20)
@@ -127,10 +128,13 @@ fn sparse_offsets_take_memory_by_page() {
         held.push(z);
         bytes
     };
-    let (at_small, at_huge) = (grew(small), grew(huge));
-    assert_eq!(
-        at_huge, at_small,
-        "offsets changed the memory of the same pages"
+    let (at_dense, at_huge) = (grew(dense), grew(huge));
+    // Each page but the first alone in its run, its block and maybe its shard: a leaf and
+    // a block (520 bytes each) and a shard's first table of blocks (64) more a page.
+    assert!(
+        at_huge - at_dense <= 5 * 1104,
+        "sparse offsets took {} bytes more than neighbours",
+        at_huge - at_dense
     );
     // What six pages take from the allocator: the locks of the arena's first chunk (8 bytes
     // a page; the chunk's own pages are mapped, not allocated), the zspages' bookkeeping and
