@@ -12,7 +12,9 @@
 //! - `scale/n/tier/invalidate`: invalidating `PER_ITER` random offsets (stored again between
 //!   iterations, untimed).
 //!
-//! Printed after filling each size: the process's resident memory beyond the pool's chunks
+//! Printed after filling each size: the heap bytes the tier holds beyond the pool's chunks
+//! per page (glibc's `mallinfo2`, exact: the index, the entries, the zspages' bookkeeping),
+//! the process's resident memory beyond the pool's chunks
 //! per page (`/proc/self/statm` before and after the fill, each after `malloc_trim`, less the
 //! arena's mapped chunks: the map, the entries and the LRU), the arena's kept free pages, and
 //! the minor page faults per page (`getrusage`) of the fill and of a second pass storing
@@ -80,6 +82,22 @@ fn rss() -> Option<usize> {
     Some(pages * 4096)
 }
 
+/// Bytes the process's allocator has handed out and not had back (glibc's `mallinfo2`:
+/// `uordblks`, the arenas' chunks in use, and `hblkhd`, the blocks it mapped on its own):
+/// the tier's memory beyond the pool's chunks, which it maps itself, counted exactly where
+/// the resident set also moves with glibc's free lists and the chunks' given-back pages.
+fn heap_in_use() -> Option<usize> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY:
+        // - mallinfo2 takes nothing and returns a plain struct of counters.
+        let m = unsafe { libc::mallinfo2() };
+        Some(m.uordblks + m.hblkhd)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
 /// The process's minor page faults so far (`getrusage`).
 fn minor_faults() -> i64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
@@ -95,6 +113,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     let n = 1u64 << log2;
     let mut p = Box::new([0u8; PAGE_SIZE]);
     let before = rss();
+    let heap_before = heap_in_use();
     let faults = minor_faults();
     let z = Zswap::builder(lz4())
         .max_pool_bytes(u64::MAX)
@@ -116,6 +135,12 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             s.cached_pages,
             beyond as f64 / n as f64,
             fill_faults as f64 / n as f64
+        );
+    }
+    if let (Some(b), Some(a)) = (heap_before, heap_in_use()) {
+        eprintln!(
+            "scale 2^{log2}: heap in use beyond the chunks {:.1} B/page (mallinfo2)",
+            a.saturating_sub(b) as f64 / n as f64
         );
     }
     // The steady state: every page stored again over itself (objects freed and taken again,
