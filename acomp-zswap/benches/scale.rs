@@ -9,6 +9,10 @@
 //! - `scale/n/acomp/decompress` and `scale/n/tier/load`: acomp's own decompression of those
 //!   pages' frames (one allocation each, `PER_ITER` of them: they sit in the cache, as the
 //!   tier's objects do not), and the tier's loads of random offsets;
+//! - `scale/n/acomp/decompress_cold`: acomp's own decompression of the frames of the same
+//!   offsets as `tier/load`'s, in the same order, out of one buffer that holds the frames of
+//!   all `n` pages back to back (as large as the pool): the floor of a load whose bytes are
+//!   not in the caches, which `tier/load`'s are not either;
 //! - `scale/n/tier/invalidate`: invalidating `PER_ITER` random offsets (stored again between
 //!   iterations, untimed).
 //!
@@ -124,8 +128,25 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         z.store(i, &p).expect("no budget");
     }
     let fill_faults = minor_faults() - faults;
+    let (rss_after, heap_after) = (rss(), heap_in_use());
+    // Every page's frame by acomp's own call, back to back in one buffer as large as the
+    // pool (after the memory figures, which it is not part of): the floor of a load from
+    // memory that is not in the caches.
+    let tfm = lz4();
+    let mut dst = vec![0u8; PAGE_SIZE];
+    let mut cold: Vec<u8> = Vec::new();
+    let mut starts: Vec<usize> = Vec::with_capacity(n as usize + 1);
+    for i in 0..n {
+        page(base, i, &mut p);
+        starts.push(cold.len());
+        match tfm.compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)]) {
+            Ok(len) if len < PAGE_SIZE => cold.extend_from_slice(&dst[..len]),
+            _ => cold.extend_from_slice(&p[..]),
+        }
+    }
+    starts.push(cold.len());
     let s = z.pool_stats();
-    if let (Some(b), Some(a)) = (before, rss()) {
+    if let (Some(b), Some(a)) = (before, rss_after) {
         let beyond = a.saturating_sub(b).saturating_sub(s.arena_size());
         eprintln!(
             "scale 2^{log2}: pool {:.1} MiB in {} chunks ({} free pages kept), RSS beyond the \
@@ -137,7 +158,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             fill_faults as f64 / n as f64
         );
     }
-    if let (Some(b), Some(a)) = (heap_before, heap_in_use()) {
+    if let (Some(b), Some(a)) = (heap_before, heap_after) {
         eprintln!(
             "scale 2^{log2}: heap in use beyond the chunks {:.1} B/page (mallinfo2)",
             a.saturating_sub(b) as f64 / n as f64
@@ -164,8 +185,6 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             q
         })
         .collect();
-    let tfm = lz4();
-    let mut dst = vec![0u8; PAGE_SIZE];
     let frames: Vec<Vec<u8>> = pages
         .iter()
         .map(|q| {
@@ -216,6 +235,24 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     g.bench_function("acomp/decompress", |b| {
         b.iter(|| {
             for f in &frames {
+                if f.len() < PAGE_SIZE {
+                    let _ = black_box(
+                        tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut out)]),
+                    );
+                } else {
+                    out.copy_from_slice(f);
+                }
+            }
+        })
+    });
+    let mut at = 0;
+    g.bench_function("acomp/decompress_cold", |b| {
+        b.iter(|| {
+            // The same offsets as `tier/load`'s, in the same order.
+            for _ in 0..PER_ITER {
+                at = (at + 0x9e37_79b9) % n;
+                let o = (at * 0x2545_f491 % n) as usize;
+                let f = &cold[starts[o]..starts[o + 1]];
                 if f.len() < PAGE_SIZE {
                     let _ = black_box(
                         tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut out)]),
