@@ -31,7 +31,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 pub use crate::sys::{CHUNK_PAGES, CHUNK_SIZE};
-use crate::sys::{Chunk, PageMut, PageRef};
+use crate::sys::{Chunk, PageMut, PageRef, PairRef};
 use thread::Ahead;
 
 mod thread;
@@ -160,6 +160,33 @@ impl Arena {
     pub(super) fn read_recursive(&self, page: BackingPage) -> PageRef<'_> {
         let (chunk, index) = page.split();
         self.inner.chunks[chunk].read_recursive(index)
+    }
+
+    /// Pages `first` and `second` as one slice of two pages, both read-locked (`first`'s
+    /// lock first), where `second` is the next page of `first`'s chunk: neighbours in one
+    /// mapping, so contiguous in memory. `None`, having locked nothing, otherwise (other
+    /// pages, or `first` the last page of its chunk and `second` the first of the next:
+    /// numbers in a row, but two mappings). With `recursive`, the locks are taken as by
+    /// [`Arena::read_recursive`].
+    pub(super) fn read_pair(
+        &self,
+        first: BackingPage,
+        second: BackingPage,
+        recursive: bool,
+    ) -> Option<PairRef<'_>> {
+        if second.0 != first.0.wrapping_add(1) {
+            return None;
+        }
+        let (chunk, index) = first.split();
+        // The chunk refuses its last page: the next one lies in another mapping.
+        self.inner.chunks[chunk].read_pair(index, recursive)
+    }
+
+    /// Whether `second` is the next page of `first`'s chunk: what [`Arena::read_pair`]
+    /// takes, without locking.
+    #[cfg(any(test, feature = "inspect"))]
+    pub(super) fn neighbours(&self, first: BackingPage, second: BackingPage) -> bool {
+        second.0 == first.0.wrapping_add(1) && (first.split().1 as usize) < CHUNK_PAGES - 1
     }
 
     /// Page `page`'s bytes, write-locked.
