@@ -3,8 +3,10 @@
 //! Objects are sorted into size classes 16 bytes apart (`ZS_SIZE_CLASS_DELTA`), from 32
 //! bytes (`ZS_MIN_ALLOC_SIZE`) to a page. A class packs its objects back to back into
 //! zspages: runs of up to [`MAX_PAGES_PER_ZSPAGE`] 4 KiB backing pages, as many as waste the
-//! least space, not necessarily neighbours in memory. So an object may straddle two backing
-//! pages. Where they are neighbours in one of the arena's chunks (page n and n + 1 of one
+//! least space. The arena hands a zspage pages in a row of one chunk where one of its
+//! fullest chunks has them, else any free pages, in the order of their numbers: so the
+//! pages are neighbours in memory most of the time, not always. An object may straddle two
+//! backing pages. Where they are neighbours in one of the arena's chunks (page n and n + 1 of one
 //! mapping), the object is contiguous in memory and reading it hands out one fragment;
 //! else two, as `zs_obj_read_sg_begin` builds a two-entry scatterlist, and the caller
 //! decompresses straight out of them (acomp's lz4 copies them onto the stack first: its

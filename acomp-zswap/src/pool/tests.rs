@@ -214,6 +214,28 @@ fn a_chunks_last_page_and_the_next_chunks_first_are_not_neighbours() {
 }
 
 #[test]
+fn a_zspage_takes_free_pages_in_a_row_where_a_chunk_has_them() {
+    // Free pages 10 and 62, 63, 64 (a run across two words of the chunk's bitmap): a
+    // zspage of three pages takes the run, not the lowest pages; another, with no run of
+    // three left, takes the lowest ones, in order.
+    let (pool, mut pages) = full_chunks(1);
+    for i in [64, 63, 62, 30, 20, 10] {
+        pool.free(pages.remove(i));
+    }
+    let per = pool.class_info(3000).unwrap().objs_per_zspage;
+    // A whole zspage's objects, so that the next call opens a new one.
+    let zspage = |pool: &Pool| {
+        let hs: Vec<_> = (0..per).map(|_| pool.alloc(3000, 0).unwrap()).collect();
+        assert!(hs.iter().all(|h| h.zspage == hs[0].zspage));
+        let class = pool.classes[hs[0].class as usize].state.lock();
+        let pages = class.zspage(hs[0].zspage).pages.iter().map(|p| p.0);
+        pages.collect::<Vec<u32>>()
+    };
+    assert_eq!(zspage(&pool), [62, 63, 64]);
+    assert_eq!(zspage(&pool), [10, 20, 30]);
+}
+
+#[test]
 fn chains_join_pieces_on_neighbouring_pages() {
     let pool = Pool::default();
     // A page-sized piece, then a 3000-byte tail that straddles pages 2 and 3 (the second
@@ -510,20 +532,22 @@ fn a_released_chunk_is_populated_again_before_a_new_one_is_mapped() {
 
 #[test]
 fn a_straddling_object_reads_both_pages_after_a_neighbour_chunk_is_reused() {
-    let pool = Pool::default();
-    // Fill chunk 0 with page-sized objects but the last 8 pages, then a zspage of the
-    // 3000-byte class (more than one page) takes pages of chunk 0 and of a new chunk 1.
-    let info = pool.class_info(3000).unwrap();
-    let fill: Vec<_> = (0..CHUNK_PAGES - 2)
-        .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
-        .collect();
-    let objs: Vec<_> = (0..info.objs_per_zspage)
-        .map(|i| {
-            let h = pool.alloc(3000, i as u64).unwrap();
-            pool.write(&h, &vec![i as u8 | 0x80; 3000]);
-            h
-        })
-        .collect();
+    // Two chunks full of page-sized objects but the last page of chunk 0 and the first two
+    // of chunk 1, where a zspage of the 3000-byte class (three pages) goes: no chunk has
+    // three free pages in a row, so it takes pages of both chunks.
+    let (pool, mut fill) = full_chunks(2);
+    let objs: Vec<_> = zspage_on(
+        &pool,
+        &mut fill,
+        &[CHUNK_PAGES - 1, CHUNK_PAGES, CHUNK_PAGES + 1],
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(i, (h, _))| {
+        pool.write(&h, &vec![i as u8 | 0x80; 3000]);
+        h
+    })
+    .collect();
     assert_eq!(pool.stats().chunks, 2);
     let straddler = objs
         .iter()
