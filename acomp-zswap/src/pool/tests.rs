@@ -173,6 +173,12 @@ fn zspage_on(pool: &Pool, pages: &mut Vec<Handle>, at: &[usize]) -> Vec<(Handle,
         .collect()
 }
 
+/// The backing pages of the zspage of `h`, by number.
+fn zspage_pages(pool: &Pool, h: &Handle) -> Vec<u32> {
+    let class = pool.classes[h.class as usize].state.lock();
+    class.zspage(h.zspage).pages.iter().map(|p| p.0).collect()
+}
+
 #[test]
 fn objects_straddling_pages_apart_read_as_two_fragments() {
     let (pool, mut pages) = full_chunks(1);
@@ -191,10 +197,13 @@ fn objects_straddling_pages_apart_read_as_two_fragments() {
 
 #[test]
 fn a_chunks_last_page_and_the_next_chunks_first_are_not_neighbours() {
-    // Page 511 of chunk 0 and page 0 of chunk 1: numbers in a row, two mappings.
+    // Pages 510 and 511 of chunk 0 and page 0 of chunk 1 (512): numbers in a row, two
+    // mappings. Taken from the chunk with the fewest free pages first (chunk 1), they are
+    // handed out in the order of their numbers.
     let (pool, mut pages) = full_chunks(2);
-    let at = [CHUNK_PAGES - 1, CHUNK_PAGES, CHUNK_PAGES + 1];
+    let at = [CHUNK_PAGES - 2, CHUNK_PAGES - 1, CHUNK_PAGES];
     let objs = zspage_on(&pool, &mut pages, &at);
+    assert_eq!(zspage_pages(&pool, &objs[0].0), at.map(|p| p as u32));
     let (mut joined, mut apart) = (0, 0);
     for (i, (h, data)) in objs.iter().enumerate() {
         if !pool.straddles(h, 3000) {
@@ -227,9 +236,7 @@ fn a_zspage_takes_free_pages_in_a_row_where_a_chunk_has_them() {
     let zspage = |pool: &Pool| {
         let hs: Vec<_> = (0..per).map(|_| pool.alloc(3000, 0).unwrap()).collect();
         assert!(hs.iter().all(|h| h.zspage == hs[0].zspage));
-        let class = pool.classes[hs[0].class as usize].state.lock();
-        let pages = class.zspage(hs[0].zspage).pages.iter().map(|p| p.0);
-        pages.collect::<Vec<u32>>()
+        zspage_pages(pool, &hs[0])
     };
     assert_eq!(zspage(&pool), [62, 63, 64]);
     assert_eq!(zspage(&pool), [10, 20, 30]);
