@@ -134,8 +134,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // of one chunk, handed to acomp as one fragment.
     let s = tier.pool_stats();
     eprintln!(
-        "straddling reads {}, of them one fragment {}",
-        s.straddled_reads, s.joined_reads
+        "straddling reads {}, of them one fragment {}; backing pages {}, chunks in use {}, \
+         free pages resident {}, given back {}",
+        s.straddled_reads, s.joined_reads, s.pages, s.chunks, s.cached_pages, s.released_pages
     );
     Ok(())
 }
