@@ -539,3 +539,44 @@ impl ArenaState {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNK_PAGES, PageSet};
+
+    fn set(pages: &[u16]) -> PageSet {
+        let mut s = PageSet::default();
+        pages.iter().for_each(|&p| s.insert(p));
+        s
+    }
+
+    #[test]
+    fn page_sets_take_lowest_highest_and_runs() {
+        let mut s = set(&[3, 5, 64, 200, 500, 511]);
+        assert_eq!(s.len(), 6);
+        assert!(s.contains(64) && !s.contains(63));
+        assert_eq!((s.pop_highest(), s.pop_highest()), (Some(511), Some(500)));
+        assert_eq!((s.pop_lowest(), s.pop_lowest()), (Some(3), Some(5)));
+        assert_eq!((s.pop_lowest(), s.pop_highest()), (Some(64), Some(200)));
+        assert_eq!((s.len(), s.pop_lowest(), s.pop_highest()), (0, None, None));
+        // Runs: within a word, across two words, up to the chunk's last page, none past it.
+        let s = set(&[1, 2, 10, 11, 12, 62, 63, 64, 65, 509, 510, 511]);
+        assert_eq!(s.find_run(1), Some(1));
+        assert_eq!(s.find_run(2), Some(1));
+        assert_eq!(s.find_run(3), Some(10));
+        assert_eq!(s.find_run(4), Some(62));
+        assert_eq!(s.find_run(5), None);
+        let s = set(&[509, 510, 511]);
+        assert_eq!((s.find_run(3), s.find_run(4)), (Some(509), None));
+        let mut s = PageSet::default();
+        s.fill();
+        assert_eq!((s.len(), s.find_run(64)), (CHUNK_PAGES, Some(0)));
+        s.remove_run(0, 63);
+        assert_eq!(
+            (s.len(), s.find_run(64), s.pop_lowest()),
+            (CHUNK_PAGES - 63, Some(63), Some(63))
+        );
+        s.clear();
+        assert_eq!((s.len(), s.find_run(1)), (0, None));
+    }
+}
