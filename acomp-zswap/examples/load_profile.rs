@@ -3,6 +3,8 @@
 //! passes of one mode over every page, each pass's time per page printed:
 //!
 //! - `load`: `Zswap::load` of every offset in order;
+//! - `churn`: the same after churn: every other page (by a hash of its offset)
+//!   invalidated, the pool compacted, and those pages stored again;
 //! - `decompress`: acomp's own decompression of each page's frame (one fragment each side)
 //!   out of one contiguous buffer in the same order: the decoder alone;
 //! - `cut`: the same, with the frame of each page whose object straddles two backing pages
@@ -28,12 +30,14 @@ use std::time::Instant;
 use acomp::Acomp;
 use acomp_zswap::{PAGE_SIZE, Page, STORE_BATCH, Zswap, same_filled};
 
-const USAGE: &str = "usage: load_profile PAGES_FILE load|decompress|cut|gather [PASSES]";
+const USAGE: &str = "usage: load_profile PAGES_FILE load|churn|decompress|cut|gather [PASSES]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or(USAGE)?;
     let mode = args.next().ok_or(USAGE)?;
+    let churn = mode == "churn";
+    let mode = if churn { "load".to_string() } else { mode };
     if !matches!(mode.as_str(), "load" | "decompress" | "cut" | "gather") {
         return Err(format!("unknown mode {mode:?}; {USAGE}").into());
     }
@@ -58,8 +62,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             r?;
         }
     }
+    if churn {
+        // Every other page (by a hash of its offset) invalidated, the pool compacted, and
+        // those pages stored again: zspages reused and taken from the arena after frees.
+        let mixed = |o: u64| o.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63 == 1;
+        for &(o, _) in batch.iter().filter(|(o, _)| mixed(*o)) {
+            tier.invalidate(o);
+        }
+        tier.compact();
+        let again: Vec<(u64, &Page)> = batch.iter().copied().filter(|(o, _)| mixed(*o)).collect();
+        for chunk in again.chunks(STORE_BATCH) {
+            for r in tier.store_batch(chunk) {
+                r?;
+            }
+        }
+    }
     // Each compressed page's frame, one after the other as the pool holds them, and
-    // whether the tier's object straddles.
+    // whether the tier hands its object out in two fragments.
     let tfm = Acomp::new("lz4")?;
     let (mut frames, mut index) = (Vec::new(), Vec::new());
     let mut dst = [0u8; PAGE_SIZE];
@@ -75,7 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let straddling = index.iter().filter(|f| f.2).count();
     eprintln!(
-        "{} pages, {} frames, {straddling} of them straddling",
+        "{} pages, {} frames, {straddling} of them in two fragments in the tier",
         pages.len(),
         index.len()
     );
@@ -111,5 +130,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ns = start.elapsed().as_nanos() as f64 / n as f64;
         println!("pass {pass} {mode} {ns:.1} ns/page");
     }
+    // Of the loads' objects that straddled two backing pages, those on neighbouring pages
+    // of one chunk, handed to acomp as one fragment.
+    let s = tier.pool_stats();
+    eprintln!(
+        "straddling reads {}, of them one fragment {}; backing pages {}, chunks in use {}, \
+         free pages resident {}, given back {}",
+        s.straddled_reads, s.joined_reads, s.pages, s.chunks, s.cached_pages, s.released_pages
+    );
     Ok(())
 }

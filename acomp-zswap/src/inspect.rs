@@ -97,7 +97,7 @@ impl Zswap {
 #[cfg(feature = "inspect")]
 impl Zswap {
     /// Whether loading `offset` now would hand acomp two fragments (its object straddles two
-    /// backing pages).
+    /// backing pages that are not neighbours in one of the pool's chunks).
     pub fn straddles(&self, offset: u64) -> bool {
         self.lookup(offset).is_some_and(|e| match &*e.read() {
             State::Pool {
@@ -105,7 +105,7 @@ impl Zswap {
                 length,
                 incompressible: false,
                 ..
-            } => self.pool.straddles(handle, *length as usize),
+            } => self.pool.two_fragments(handle, *length as usize),
             _ => false,
         })
     }
@@ -134,6 +134,14 @@ impl Zswap {
     /// The pool's own counters (backing pages cached, straddled reads).
     pub fn pool_stats(&self) -> crate::PoolStats {
         self.pool.stats()
+    }
+
+    /// With `on`, loads hand acomp every object that straddles two backing pages as two
+    /// fragments, neighbouring pages too (which they otherwise hand out as one): for tests
+    /// of acomp's multi-fragment path through the tier.
+    #[cfg(feature = "test-hooks")]
+    pub fn pool_split_reads(&self, on: bool) {
+        self.pool.set_split_reads(on);
     }
 
     /// Backing pages of the pool's chunks resident now, as the kernel counts them in the

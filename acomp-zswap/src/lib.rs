@@ -156,8 +156,8 @@
 //!
 //! `mm/zswap.c` (store, load, invalidate, the shrinker's second chance, `accept_threshold_percent`,
 //! the debugfs counters [`Stats`] is named after) and `mm/zsmalloc.c` (size classes 16 bytes
-//! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments,
-//! compaction): the pool, `src/pool.rs`. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
+//! apart, zspages of up to 8 pages, objects straddling two pages read as two fragments (as
+//! one where the pages are neighbours in one of the pool's chunks), compaction): the pool, `src/pool.rs`. Recompression is zram's (`drivers/block/zram/zram_drv.c`,
 //! `Documentation/admin-guide/blockdev/zram.rst`): zswap has none.
 
 #![deny(missing_docs, unsafe_code)]

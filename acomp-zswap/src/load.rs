@@ -1,8 +1,8 @@
 //! The load path (`zswap_load`): the entry by offset, then its page decompressed straight
-//! out of the pool's fragments (two where the object straddles backing pages, through the
-//! transform that wrote the frame), copied, filled, decoded from a folio's frame, or read
-//! from the device and checked against its checksum. Exclusive loads (`take`) and clean
-//! copies ([`Zswap::load_clean`]) are loads too.
+//! out of the pool's fragments (two where the object straddles backing pages that are not
+//! neighbours in one chunk; through the transform that wrote the frame), copied, filled,
+//! decoded from a folio's frame, or read from the device and checked against its checksum.
+//! Exclusive loads (`take`) and clean copies ([`Zswap::load_clean`]) are loads too.
 
 use std::io::IoSliceMut;
 use std::sync::atomic::Ordering::Relaxed;

@@ -3,9 +3,14 @@
 //! Objects are sorted into size classes 16 bytes apart (`ZS_SIZE_CLASS_DELTA`), from 32
 //! bytes (`ZS_MIN_ALLOC_SIZE`) to a page. A class packs its objects back to back into
 //! zspages: runs of up to [`MAX_PAGES_PER_ZSPAGE`] 4 KiB backing pages, as many as waste the
-//! least space, not necessarily neighbours in memory. So an object may straddle two backing
-//! pages; reading it hands out two fragments, as `zs_obj_read_sg_begin` builds a two-entry
-//! scatterlist, and the caller decompresses straight out of them without a copy.
+//! least space. The arena hands a zspage pages in a row of one chunk where one of its
+//! fullest chunks has them, else any free pages, in the order of their numbers: so the
+//! pages are neighbours in memory most of the time, not always. An object may straddle two
+//! backing pages. Where they are neighbours in one of the arena's chunks (page n and n + 1 of one
+//! mapping), the object is contiguous in memory and reading it hands out one fragment;
+//! else two, as `zs_obj_read_sg_begin` builds a two-entry scatterlist, and the caller
+//! decompresses straight out of them (acomp's lz4 copies them onto the stack first: its
+//! block decoder needs its source in one piece; zstd streams them).
 //!
 //! Backing pages come from the pool's own arena (`pool/arena.rs`): chunks of [`CHUNK_SIZE`]
 //! bytes mapped from the kernel, populated once, their pages
@@ -175,8 +180,13 @@ pub struct Pool {
     objects: AtomicUsize,
     /// Bytes of the classes of the objects now allocated.
     used_bytes: AtomicUsize,
-    /// Reads that got two fragments.
+    /// Reads whose object straddled two backing pages.
     straddled_reads: AtomicU64,
+    /// Of those, reads that got one fragment: the two pages neighbours in one chunk.
+    joined_reads: AtomicU64,
+    /// Test hook: reads hand every straddling object out as two fragments.
+    #[cfg(any(test, feature = "test-hooks"))]
+    split_reads: std::sync::atomic::AtomicBool,
     /// New zspages being set up: their pages counted in `pages`, their first object not yet
     /// in `objects`.
     zspages_in_flight: AtomicUsize,
@@ -232,6 +242,9 @@ impl Pool {
             zspages_in_flight: AtomicUsize::new(0),
             used_bytes: AtomicUsize::new(0),
             straddled_reads: AtomicU64::new(0),
+            joined_reads: AtomicU64::new(0),
+            #[cfg(any(test, feature = "test-hooks"))]
+            split_reads: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -383,6 +396,7 @@ impl Pool {
             objects: self.objects.load(Relaxed),
             used_bytes: self.used_bytes.load(Relaxed),
             straddled_reads: self.straddled_reads.load(Relaxed),
+            joined_reads: self.joined_reads.load(Relaxed),
         }
     }
 }

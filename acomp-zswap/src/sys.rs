@@ -7,7 +7,7 @@
 mod chunk;
 
 pub use chunk::{CHUNK_PAGES, CHUNK_SIZE};
-pub(crate) use chunk::{Chunk, PageMut, PageRef};
+pub(crate) use chunk::{Chunk, PageMut, PageRef, PairRef};
 
 use std::fs::File;
 use std::io;

@@ -59,8 +59,17 @@ fn text(seed: u64) -> Page {
 
 #[test]
 fn in_memory_loads_allocate_nothing() {
-    for alg in ["lz4", "zstd"] {
+    // With `split`, objects that straddle neighbouring backing pages come to acomp in two
+    // fragments too (the test hook), so that its multi-fragment path is taken; without, a
+    // new pool's objects all lie on neighbouring pages and come in one.
+    for (alg, split) in [
+        ("lz4", false),
+        ("lz4", true),
+        ("zstd", false),
+        ("zstd", true),
+    ] {
         let z = Zswap::builder(Acomp::new(alg).unwrap()).build().unwrap();
+        z.pool_split_reads(split);
         let mut kinds = Vec::new();
         for o in 0..200u64 {
             kinds.push(z.store_kind(o, &text(o)).unwrap());
@@ -87,12 +96,12 @@ fn in_memory_loads_allocate_nothing() {
         for o in (0..200).chain([1000, 1001]) {
             seen.insert(format!("{:?}", z.load_kind(o, &mut back).unwrap()));
         }
-        // Both objects in one backing page and objects that straddle two among the 200
-        // (acomp's one-shot and multi-fragment paths), and each other kind.
+        // Objects in one fragment among the 200 and, with `split`, objects in two (acomp's
+        // one-shot and multi-fragment paths), and each other kind.
         let straddling = (0..200).filter(|&o| z.straddles(o)).count();
         assert!(
-            straddling > 0 && straddling < 200,
-            "{alg}: {straddling} of 200 objects straddle backing pages"
+            (straddling > 0) == split && straddling < 200,
+            "{alg}: {straddling} of 200 objects come in two fragments (split {split})"
         );
         for kind in [
             LoadKind::Decompressed,

@@ -36,26 +36,44 @@ fn every_page_comes_back() {
         kinds.iter().all(|&k| k > 0),
         "every kind of store: {kinds:?}"
     );
-    let before = z.acomp().stats();
-    let (mut one, mut two) = (0, 0);
-    for (i, page) in pages.iter().enumerate().rev() {
-        let straddles = z.straddles(i as u64);
-        let (kind, back) = load(&z, i as u64).unwrap();
-        assert_eq!(back, *page, "page {i}");
-        match (kind, straddles) {
-            (LoadKind::Decompressed, false) => one += 1,
-            (LoadKind::Decompressed, true) => two += 1,
-            (_, s) => assert!(!s, "page {i}: only a compressed object straddles"),
+    // Objects that straddle neighbouring backing pages come to acomp in one fragment, those
+    // on pages apart in two; with the test hook (`split`), every straddling object in two.
+    for split in [false, true] {
+        z.pool_split_reads(split);
+        let before = (z.acomp().stats(), z.pool_stats());
+        let (mut one, mut two) = (0, 0);
+        for (i, page) in pages.iter().enumerate().rev() {
+            let straddles = z.straddles(i as u64);
+            let (kind, back) = load(&z, i as u64).unwrap();
+            assert_eq!(back, *page, "page {i}");
+            match (kind, straddles) {
+                (LoadKind::Decompressed, false) => one += 1,
+                (LoadKind::Decompressed, true) => two += 1,
+                (_, s) => assert!(!s, "page {i}: only a compressed object straddles"),
+            }
         }
+        let after = (z.acomp().stats(), z.pool_stats());
+        let (joined, straddled) = (
+            after.1.joined_reads - before.1.joined_reads,
+            after.1.straddled_reads - before.1.straddled_reads,
+        );
+        assert_eq!(straddled - joined, two);
+        if split {
+            assert!(
+                two > 0 && joined == 0,
+                "some objects straddle backing pages"
+            );
+        } else {
+            assert!(joined > 0, "some objects straddle neighbouring pages");
+        }
+        assert_eq!(after.0.one_shot - before.0.one_shot, one);
+        assert_eq!(
+            (after.0.stream + after.0.linearised) - (before.0.stream + before.0.linearised),
+            two,
+            "every two-fragment load takes the multi-fragment path (zstd's stream, lz4's \
+             linearised)"
+        );
     }
-    assert!(two > 0, "some objects straddle backing pages");
-    let after = z.acomp().stats();
-    assert_eq!(after.one_shot - before.one_shot, one);
-    assert_eq!(
-        (after.stream + after.linearised) - (before.stream + before.linearised),
-        two,
-        "every straddling load takes the multi-fragment path (zstd's stream, lz4's linearised)"
-    );
 
     let c = z.stats();
     assert_eq!(c.stored_pages, pages.len() as u64);

@@ -298,7 +298,8 @@ pub fn print(input: &Input, r: &Report) {
         "  first load pass: one-shot {one_shot} for {one} one-fragment loads, \
          stream {stream} for {two} straddling loads: {}",
         if two == 0 {
-            "no object straddles two pages here"
+            "no load came in two fragments here (an object straddling neighbouring pages \
+             comes in one)"
         } else if stream == two && one_shot == one {
             "every straddling load took the stream path"
         } else {

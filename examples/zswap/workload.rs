@@ -343,8 +343,9 @@ fn store_pass(
 }
 
 /// Loads pages `share`, timing each whole load by kind (a decompressed page by whether its
-/// object straddles backing pages, asked after the load, outside its time) and checking
-/// every byte afterwards; for each page decompressed, whether it straddled.
+/// object came in two fragments, straddling backing pages that are not neighbours, asked
+/// after the load, outside its time) and checking every byte afterwards; for each page
+/// decompressed, whether it came in two.
 fn load_pass(
     zswap: &Zswap,
     input: &Input,

@@ -18,6 +18,11 @@
 //! bytes under the page's lock, is `sys::Chunk`, with the crate's other `unsafe` code; the
 //! arena's bookkeeping is safe code.
 //!
+//! A zspage's pages are taken as a run of free pages in a row of one chunk where one of the
+//! few chunks with the fewest free pages has one (each chunk's resident free pages are a
+//! bitmap), so that an object straddling two of them lies in one mapping, contiguous, and is
+//! read as one fragment; else the fewest-free chunks' lowest pages, sorted by number.
+//!
 //! Growth and giving back happen one chunk at a time, by the taker or the arena's own
 //! thread where it runs (`arena/thread.rs`, its docs for the costs it takes off the stores).
 //!
@@ -31,7 +36,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 pub use crate::sys::{CHUNK_PAGES, CHUNK_SIZE};
-use crate::sys::{Chunk, PageMut, PageRef};
+use crate::sys::{Chunk, PageMut, PageRef, PairRef};
 use thread::Ahead;
 
 mod thread;
@@ -70,11 +75,87 @@ impl BackingPage {
     }
 }
 
+/// Chunks [`ArenaState::take`] looks at, fullest first, for a run of free pages in a row.
+const RUN_SEARCH: usize = 8;
+
+/// A set of a chunk's pages, a bit each: which pages are in it, taken lowest first or as a
+/// run of pages in a row.
+#[derive(Default)]
+struct PageSet {
+    bits: [u64; CHUNK_PAGES / 64],
+    len: u16,
+}
+
+impl PageSet {
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    fn contains(&self, index: u16) -> bool {
+        self.bits[index as usize / 64] & (1 << (index % 64)) != 0
+    }
+
+    fn insert(&mut self, index: u16) {
+        debug_assert!(!self.contains(index));
+        self.bits[index as usize / 64] |= 1 << (index % 64);
+        self.len += 1;
+    }
+
+    /// Every page of the chunk.
+    fn fill(&mut self) {
+        self.bits = [u64::MAX; CHUNK_PAGES / 64];
+        self.len = CHUNK_PAGES as u16;
+    }
+
+    fn clear(&mut self) {
+        *self = PageSet::default();
+    }
+
+    /// Takes the lowest page out.
+    fn pop_lowest(&mut self) -> Option<u16> {
+        let (w, bits) = self.bits.iter().enumerate().find(|(_, b)| **b != 0)?;
+        let index = (w * 64) as u16 + bits.trailing_zeros() as u16;
+        self.bits[w] &= bits - 1;
+        self.len -= 1;
+        Some(index)
+    }
+
+    /// Takes the highest page out.
+    fn pop_highest(&mut self) -> Option<u16> {
+        let (w, bits) = self.bits.iter().enumerate().rfind(|(_, b)| **b != 0)?;
+        let bit = 63 - bits.leading_zeros() as u16;
+        self.bits[w] &= !(1 << bit);
+        self.len -= 1;
+        Some((w * 64) as u16 + bit)
+    }
+
+    /// The lowest first page of `n` (1..=64) pages in a row, all in the set.
+    fn find_run(&self, n: usize) -> Option<u16> {
+        debug_assert!((1..=64).contains(&n));
+        (0..self.bits.len()).find_map(|w| {
+            // This word and the next: a run may start here and end in the next.
+            let next = self.bits.get(w + 1).copied().unwrap_or(0);
+            let window = (next as u128) << 64 | self.bits[w] as u128;
+            let starts = (1..n).fold(window, |m, k| m & (window >> k)) as u64;
+            (starts != 0).then(|| (w * 64) as u16 + starts.trailing_zeros() as u16)
+        })
+    }
+
+    /// Takes pages `first..first + n` out, all in the set.
+    fn remove_run(&mut self, first: u16, n: usize) {
+        for index in first..first + n as u16 {
+            debug_assert!(self.contains(index));
+            self.bits[index as usize / 64] &= !(1 << (index % 64));
+        }
+        self.len -= n as u16;
+    }
+}
+
 /// A chunk's free pages, as the arena keeps them.
 #[derive(Default)]
 struct ChunkSlot {
-    /// Free pages still resident, taken first.
-    free: Vec<u16>,
+    /// Free pages still resident, taken first: lowest first, or a run in a row.
+    free: PageSet,
     /// Free pages given back to the kernel (`MADV_DONTNEED`): a page taken from here is
     /// faulted in, zero-filled, on its first write.
     released: Vec<u16>,
@@ -162,6 +243,33 @@ impl Arena {
         self.inner.chunks[chunk].read_recursive(index)
     }
 
+    /// Pages `first` and `second` as one slice of two pages, both read-locked (`first`'s
+    /// lock first), where `second` is the next page of `first`'s chunk: neighbours in one
+    /// mapping, so contiguous in memory. `None`, having locked nothing, otherwise (other
+    /// pages, or `first` the last page of its chunk and `second` the first of the next:
+    /// numbers in a row, but two mappings). With `recursive`, the locks are taken as by
+    /// [`Arena::read_recursive`].
+    pub(super) fn read_pair(
+        &self,
+        first: BackingPage,
+        second: BackingPage,
+        recursive: bool,
+    ) -> Option<PairRef<'_>> {
+        if second.0 != first.0.wrapping_add(1) {
+            return None;
+        }
+        let (chunk, index) = first.split();
+        // The chunk refuses its last page: the next one lies in another mapping.
+        self.inner.chunks[chunk].read_pair(index, recursive)
+    }
+
+    /// Whether `second` is the next page of `first`'s chunk: what [`Arena::read_pair`]
+    /// takes, without locking.
+    #[cfg(any(test, feature = "inspect"))]
+    pub(super) fn neighbours(&self, first: BackingPage, second: BackingPage) -> bool {
+        second.0 == first.0.wrapping_add(1) && (first.split().1 as usize) < CHUNK_PAGES - 1
+    }
+
     /// Page `page`'s bytes, write-locked.
     pub(super) fn write(&self, page: BackingPage) -> PageMut<'_> {
         let (chunk, index) = page.split();
@@ -169,7 +277,8 @@ impl Arena {
     }
 
     /// `nr` free backing pages, with whatever bytes they last held, from the fullest chunks
-    /// first (so that emptier chunks drain and can go back whole); a chunk is added outside
+    /// first (so that emptier chunks drain and can go back whole), `nr` in a row of one chunk
+    /// where one of the first few has them (`ArenaState::take`); a chunk is added outside
     /// the lock where too few are free (`Inner::grow`), by the arena's thread where it runs.
     ///
     /// # Panics
@@ -328,14 +437,14 @@ impl ArenaState {
     fn put_back(&mut self, id: u32, index: u16, released: bool) -> bool {
         let slot = &mut self.slots[id as usize];
         debug_assert!(
-            !slot.free.contains(&index) && !slot.released.contains(&index),
+            !slot.free.contains(index) && !slot.released.contains(&index),
             "a page is given back once"
         );
         let before = slot.free_count() as u16;
         if released {
             slot.released.push(index);
         } else {
-            slot.free.push(index);
+            slot.free.insert(index);
         }
         let resident = slot.free.len();
         let all_free = slot.free_count() == CHUNK_PAGES;
@@ -361,12 +470,19 @@ impl ArenaState {
         self.free_pages += CHUNK_PAGES;
         self.resident_free += CHUNK_PAGES;
         self.partial.insert((CHUNK_PAGES as u16, id));
-        // Lowest index popped first.
-        self.slots[id as usize].free = (0..CHUNK_PAGES as u16).rev().collect();
+        self.slots[id as usize].free.fill();
     }
 
-    /// Moves `nr` free pages into `out`, from the chunks with the fewest free pages.
+    /// Moves `nr` free pages into `out`: `nr` resident pages in a row of one chunk where
+    /// one of the [`RUN_SEARCH`] chunks with the fewest free pages has them (the first such
+    /// chunk, the lowest such run), so that an object straddling two of them is contiguous
+    /// in memory (`Pool::read_sg` hands it out as one fragment); else from the chunks with
+    /// the fewest free pages, each chunk's lowest first, resident ones before given back,
+    /// and handed out in the order of their numbers.
     fn take(&mut self, mut nr: usize, out: &mut Vec<BackingPage>) {
+        if nr > 1 && self.take_run(nr, out) {
+            return;
+        }
         while nr > 0 {
             let (free, id) = self
                 .partial
@@ -376,7 +492,7 @@ impl ArenaState {
             let n = nr.min(free as usize);
             for _ in 0..n {
                 // Resident pages first: a released one faults on its first write.
-                let index = match slot.free.pop() {
+                let index = match slot.free.pop_lowest() {
                     Some(index) => {
                         self.resident_free -= 1;
                         index
@@ -391,5 +507,76 @@ impl ArenaState {
             nr -= n;
             self.free_pages -= n;
         }
+        // In the order of their numbers: pages of one chunk in a row, where some are, are
+        // neighbours in the zspage too.
+        out.sort_unstable_by_key(|page| page.0);
+    }
+
+    /// Moves a run of `nr` resident free pages in a row into `out`, if one of the first
+    /// [`RUN_SEARCH`] chunks by fewest free pages has one; false, having moved nothing,
+    /// otherwise.
+    fn take_run(&mut self, nr: usize, out: &mut Vec<BackingPage>) -> bool {
+        let found = self
+            .partial
+            .iter()
+            .take(RUN_SEARCH)
+            .filter(|&&(_, id)| self.slots[id as usize].free.len() >= nr)
+            .find_map(|&(free, id)| {
+                let first = self.slots[id as usize].free.find_run(nr)?;
+                Some((free, id, first))
+            });
+        let Some((free, id, first)) = found else {
+            return false;
+        };
+        self.slots[id as usize].free.remove_run(first, nr);
+        self.partial.remove(&(free, id));
+        if free as usize > nr {
+            self.partial.insert((free - nr as u16, id));
+        }
+        self.free_pages -= nr;
+        self.resident_free -= nr;
+        out.extend((first..first + nr as u16).map(|index| BackingPage::new(id as usize, index)));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNK_PAGES, PageSet};
+
+    fn set(pages: &[u16]) -> PageSet {
+        let mut s = PageSet::default();
+        pages.iter().for_each(|&p| s.insert(p));
+        s
+    }
+
+    #[test]
+    fn page_sets_take_lowest_highest_and_runs() {
+        let mut s = set(&[3, 5, 64, 200, 500, 511]);
+        assert_eq!(s.len(), 6);
+        assert!(s.contains(64) && !s.contains(63));
+        assert_eq!((s.pop_highest(), s.pop_highest()), (Some(511), Some(500)));
+        assert_eq!((s.pop_lowest(), s.pop_lowest()), (Some(3), Some(5)));
+        assert_eq!((s.pop_lowest(), s.pop_highest()), (Some(64), Some(200)));
+        assert_eq!((s.len(), s.pop_lowest(), s.pop_highest()), (0, None, None));
+        // Runs: within a word, across two words, up to the chunk's last page, none past it.
+        let s = set(&[1, 2, 10, 11, 12, 62, 63, 64, 65, 509, 510, 511]);
+        assert_eq!(s.find_run(1), Some(1));
+        assert_eq!(s.find_run(2), Some(1));
+        assert_eq!(s.find_run(3), Some(10));
+        assert_eq!(s.find_run(4), Some(62));
+        assert_eq!(s.find_run(5), None);
+        let s = set(&[509, 510, 511]);
+        assert_eq!((s.find_run(3), s.find_run(4)), (Some(509), None));
+        let mut s = PageSet::default();
+        s.fill();
+        assert_eq!((s.len(), s.find_run(64)), (CHUNK_PAGES, Some(0)));
+        s.remove_run(0, 63);
+        assert_eq!(
+            (s.len(), s.find_run(64), s.pop_lowest()),
+            (CHUNK_PAGES - 63, Some(63), Some(63))
+        );
+        s.clear();
+        assert_eq!((s.len(), s.find_run(1)), (0, None));
     }
 }

@@ -31,6 +31,10 @@ pub struct PoolStats {
     pub used_bytes: usize,
     /// Reads whose object straddled two backing pages.
     pub straddled_reads: u64,
+    /// Of `straddled_reads`, those handed out as one fragment: the object's two pages
+    /// neighbours in one chunk of the arena, so contiguous in memory. The others gave two
+    /// fragments (acomp's multi-fragment path: for lz4, a copy onto the stack).
+    pub joined_reads: u64,
 }
 
 impl PoolStats {

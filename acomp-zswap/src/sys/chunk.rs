@@ -1,7 +1,8 @@
 //! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
 //! `madvise` for population, `munmap` when the pool goes), the release of a
 //! page or of a whole chunk (`MADV_DONTNEED`), the count of a chunk's resident pages
-//! (`mincore`), and the calls that hand out a page's bytes under its lock. The arena keeps
+//! (`mincore`), and the calls that hand out a page's bytes under its lock, or two
+//! neighbouring pages' bytes as one slice under both locks. The arena keeps
 //! the bookkeeping, in safe code.
 
 use std::ops::{Deref, DerefMut};
@@ -162,6 +163,39 @@ impl Chunk {
         self.shared(index, self.locks[index as usize].read_recursive())
     }
 
+    /// Pages `index` and `index + 1` as one slice of two pages, both read-locked (`index`'s
+    /// lock first, as a zspage's pages are always locked in order), where `index + 1` is a
+    /// page of this chunk: one mapping, so the two pages are contiguous in memory. `None`,
+    /// having locked nothing, where `index` is the chunk's last page (the next page, if
+    /// any, is another chunk's, in another mapping). With `recursive`, the locks are taken
+    /// as by [`Chunk::read_recursive`].
+    pub(crate) fn read_pair(&self, index: u16, recursive: bool) -> Option<PairRef<'_>> {
+        let next = index as usize + 1;
+        if next >= CHUNK_PAGES {
+            return None;
+        }
+        let lock = |i: usize| {
+            if recursive {
+                self.locks[i].read_recursive()
+            } else {
+                self.locks[i].read()
+            }
+        };
+        let guards = [lock(index as usize), lock(next)];
+        // SAFETY:
+        // - `index + 1 < CHUNK_PAGES` (checked above), so both pages, `2 * PAGE_SIZE` bytes
+        //   from page `index`'s start, lie in the chunk's one mapping, alive while `self`
+        //   is, so for the borrow's lifetime;
+        // - `guards` read-lock both pages for as long as the reference lives (both in the
+        //   `PairRef`), and every write to a page holds its write lock (`write`): no `&mut`
+        //   to these bytes exists meanwhile.
+        let bytes = unsafe { &*self.page(index).cast::<[u8; 2 * PAGE_SIZE]>() };
+        Some(PairRef {
+            _guards: guards,
+            bytes,
+        })
+    }
+
     fn shared<'a>(&'a self, index: u16, guard: RwLockReadGuard<'a, ()>) -> PageRef<'a> {
         // SAFETY:
         // - the page lies in the chunk's mapping (`Chunk::page`), alive while `self` is,
@@ -241,6 +275,12 @@ pub(crate) struct PageRef<'a> {
     bytes: &'a [u8; PAGE_SIZE],
 }
 
+/// Two neighbouring pages' bytes, one slice, both read-locked ([`Chunk::read_pair`]).
+pub(crate) struct PairRef<'a> {
+    _guards: [RwLockReadGuard<'a, ()>; 2],
+    bytes: &'a [u8; 2 * PAGE_SIZE],
+}
+
 /// A page's bytes, write-locked.
 pub(crate) struct PageMut<'a> {
     _guard: RwLockWriteGuard<'a, ()>,
@@ -249,6 +289,13 @@ pub(crate) struct PageMut<'a> {
 
 impl Deref for PageRef<'_> {
     type Target = [u8; PAGE_SIZE];
+    fn deref(&self) -> &Self::Target {
+        self.bytes
+    }
+}
+
+impl Deref for PairRef<'_> {
+    type Target = [u8; 2 * PAGE_SIZE];
     fn deref(&self) -> &Self::Target {
         self.bytes
     }

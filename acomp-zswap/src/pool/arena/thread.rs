@@ -133,8 +133,14 @@ impl Inner {
                 continue;
             }
             let before = slot.free_count() as u16;
-            let at = slot.free.len() - k;
-            batch.extend(slot.free.drain(at..).map(|index| (id, index)));
+            // The highest pages, which `take` takes last.
+            batch.extend((0..k).map(|_| {
+                let index = slot
+                    .free
+                    .pop_highest()
+                    .expect("k is at most its free pages");
+                (id, index)
+            }));
             let after = before - k as u16;
             state.partial.remove(&(before, id));
             if after > 0 {
