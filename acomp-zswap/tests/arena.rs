@@ -9,7 +9,7 @@ mod common;
 use acomp::Acomp;
 use std::time::{Duration, Instant};
 
-use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES};
+use acomp_zswap::pool::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES, TRIM_SLACK};
 use acomp_zswap::{PAGE_SIZE, Page, PoolStats, StoreKind, Zswap};
 use common::{check, mix, page};
 
@@ -240,10 +240,13 @@ fn growth_ahead_maps_the_next_chunk_before_a_store_needs_it() {
 fn the_arenas_thread_gives_free_pages_back_in_runs() {
     // Scattered invalidation and compaction with the arena's thread on: the frees keep their
     // pages, and the thread gives those beyond the mark back (in runs, outside the frees).
+    // A free asks it once more than the mark and its slack are resident, so that frees
+    // made while it trims may leave up to that many.
     let z = ahead_tier();
     invalidate_every_other(&z);
-    let s = settled(&z, |s| s.cached_pages <= ARENA_HIGH_PAGES);
-    assert!(s.cached_pages <= ARENA_HIGH_PAGES, "{s:?}");
+    let bound = ARENA_HIGH_PAGES + TRIM_SLACK;
+    let s = settled(&z, |s| s.cached_pages <= bound);
+    assert!(s.cached_pages <= bound, "{s:?}");
     assert!(s.released_pages > 0, "{s:?}");
     assert_eq!(
         s.pages + s.cached_pages + s.released_pages,
