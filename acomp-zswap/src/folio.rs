@@ -161,8 +161,8 @@ impl Zswap {
                     None => {
                         inc(&self.counters.reject_compress_poor);
                         match self.alloc(o, PAGE_SIZE) {
-                            Ok(handle) => {
-                                self.pool.write(&handle, p);
+                            Ok(mut handle) => {
+                                self.pool.write(&mut handle, p);
                                 State::Pool {
                                     handle,
                                     length: PAGE_SIZE as u32,

@@ -49,15 +49,18 @@
 //! to tell.
 //!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
-//! the `class->lock` of zsmalloc, taken to allocate and free only. Each backing page has a
-//! read-write lock, held for reading while a caller decompresses out of it and for writing
-//! while an object is copied in; a handle names its pages, so that reads and writes go
-//! straight to them through the arena's chunk table, which needs no lock. No class lock is
-//! held while the arena maps, populates or gives back a chunk, and the arena's own lock not
-//! either.
+//! the `class->lock` of zsmalloc, taken to allocate and free only. An object's bytes take
+//! no lock: a handle names its pages, so that reads and writes go straight to them through
+//! the arena's chunk table, and the handle's own borrows keep them apart ([`Pool::read_sg`]
+//! borrows it, [`Pool::write`] and [`Pool::migrate`] borrow it exclusively, [`Pool::free`]
+//! takes it), as zsmalloc's reads take no lock of the page but rely on the caller's (zswap's
+//! entry, zram's slot lock): the tier's entry lock is that caller's lock here. No class
+//! lock is held while the arena maps, populates or gives back a chunk, and the arena's own
+//! lock not either.
 //!
 //! Here: the pool, allocation and freeing; `pool/arena.rs` the backing pages (the chunk
-//! itself, mapping and page access, is the crate's `sys/chunk.rs`, its one home of `unsafe`);
+//! itself, mapping and byte access, is the crate's `sys/chunk.rs`, where its `unsafe` is,
+//! but for the calls of it in `pool/access.rs` and `pool/arena.rs`);
 //! `pool/class.rs` the size classes and zspages; `pool/access.rs` reads and writes through
 //! handles; `pool/frame.rs` frames of any length; `pool/compact.rs` compaction.
 

@@ -232,10 +232,10 @@ impl Zswap {
             return Outcome::Skipped;
         }
         // 3. A new object; swapped in only if the entry is as it was.
-        let Ok(handle) = self.pool.alloc(new_length, offset) else {
+        let Ok(mut handle) = self.pool.alloc(new_length, offset) else {
             return Outcome::Raced;
         };
-        self.pool.write(&handle, &dst[..new_length]);
+        self.pool.write(&mut handle, &dst[..new_length]);
         let mut state = entry.write();
         let unchanged = entry.idle.idle.load(Relaxed)
             && matches!(

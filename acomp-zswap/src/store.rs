@@ -167,8 +167,8 @@ impl Zswap {
         data: &[u8],
         incompressible: bool,
     ) -> Result<(State, StoreKind), StoreError> {
-        let handle = self.alloc(offset, data.len())?;
-        self.pool.write(&handle, data);
+        let mut handle = self.alloc(offset, data.len())?;
+        self.pool.write(&mut handle, data);
         let state = State::Pool {
             handle,
             length: data.len() as u32,

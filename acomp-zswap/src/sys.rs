@@ -1,13 +1,15 @@
-//! The tier's calls into the C library, each behind a safe function: the only module
-//! with `unsafe` code (the crate denies it elsewhere). `sys/chunk.rs`: the pool's chunks of
-//! backing pages (mapping, release, and a page's bytes under its lock).
+//! The tier's calls into the C library, each behind a safe function: the home of the
+//! crate's `unsafe` code (the crate denies it elsewhere, but for `pool/access.rs` and
+//! `pool/arena.rs`, which call `sys/chunk.rs`'s `unsafe` functions). `sys/chunk.rs`: the
+//! pool's chunks of backing pages (mapping, release, and an object's bytes, which its
+//! handle's borrows keep apart from writes).
 
 #![allow(unsafe_code)]
 
 mod chunk;
 
+pub(crate) use chunk::Chunk;
 pub use chunk::{CHUNK_PAGES, CHUNK_SIZE};
-pub(crate) use chunk::{Chunk, PageMut, PageRef, PairRef};
 
 use std::fs::File;
 use std::io;

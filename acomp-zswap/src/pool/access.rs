@@ -2,11 +2,14 @@
 //! `zs_obj_read_sg_begin`): one fragment, two where an object straddles backing pages that
 //! are not neighbours in one chunk, or a chain of objects for a frame larger than a page.
 
+// The crate's `unsafe` is in `sys/` but for the borrows of objects' bytes here: they hold by
+// the handles' own borrows (`sys/chunk.rs`), which only this module and `Pool` know of.
+#![allow(unsafe_code)]
+
 use std::io::IoSlice;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{Handle, PAGE_SIZE, Pool};
-use crate::sys::{PageRef, PairRef};
+use super::{BackingPage, Handle, PAGE_SIZE, Pool};
 
 impl Pool {
     /// The byte offset of the object in its first page, and the bytes the object takes.
@@ -16,12 +19,13 @@ impl Pool {
     }
 
     /// Copies `data` into the object (`zs_obj_write`), across a page boundary if the object
-    /// straddles one.
+    /// straddles one. The handle is borrowed exclusively: no read of the object runs
+    /// meanwhile, which is what lets reads and writes go to the pages with no lock.
     ///
     /// # Panics
     ///
     /// If `data` is larger than the object's class.
-    pub fn write(&self, handle: &Handle, data: &[u8]) {
+    pub fn write(&self, handle: &mut Handle, data: &[u8]) {
         let (off, size) = self.place(handle);
         assert!(
             data.len() <= size,
@@ -29,17 +33,41 @@ impl Pool {
             data.len()
         );
         let first = data.len().min(PAGE_SIZE - off);
-        self.arena.write(handle.first)[off..off + first].copy_from_slice(&data[..first]);
+        let copy = |page, off, data: &[u8]| {
+            // SAFETY: the bytes are the object's own (its place and class, within its
+            // pages), objects never overlap, and every access to them goes through its one
+            // handle, here borrowed exclusively: no other reference to them exists.
+            unsafe { self.arena.bytes_mut(page, off, data.len()) }.copy_from_slice(data);
+        };
+        copy(handle.first, off, &data[..first]);
         if first < data.len() {
             let second = handle.second().expect("a straddling object has two pages");
-            self.arena.write(second)[..data.len() - first].copy_from_slice(&data[first..]);
+            copy(second, 0, &data[first..]);
         }
+    }
+
+    /// `len` bytes of an object's from byte `off` of `page` (on into the next page of its
+    /// chunk where they pass its end), for as long as `_handle`, the object's, is borrowed:
+    /// every write needs it exclusively, so nothing writes them meanwhile.
+    fn object_bytes<'a>(
+        &'a self,
+        _handle: &'a Handle,
+        page: BackingPage,
+        off: usize,
+        len: usize,
+    ) -> &'a [u8] {
+        // SAFETY: the bytes are the object's own (callers pass its place, within its pages),
+        // objects never overlap, and the slice lives no longer than the borrow of its one
+        // handle, which every write and free needs exclusively or by value.
+        unsafe { self.arena.bytes(page, off, len) }
     }
 
     /// Hands `f` the first `len` bytes of the object as fragments, as
     /// `zs_obj_read_sg_begin` does: one where they lie in one backing page, and one too where
     /// they straddle two pages that are neighbours in one chunk (page n and n + 1 of one
-    /// mapping: contiguous in memory), else two. The pages are read-locked while `f` runs.
+    /// mapping: contiguous in memory), else two. No lock is taken: the handle is borrowed
+    /// while `f` runs, and every write needs it exclusively ([`Pool::write`],
+    /// [`Pool::migrate`], [`Pool::free`]).
     ///
     /// # Panics
     ///
@@ -54,30 +82,36 @@ impl Pool {
         assert!(len <= size, "{len} bytes out of a {size}-byte object");
         let first = len.min(PAGE_SIZE - off);
         if first == len {
-            let page = self.arena.read(handle.first);
-            return f(&[IoSlice::new(&page[off..off + len])]);
+            return f(&[IoSlice::new(self.object_bytes(
+                handle,
+                handle.first,
+                off,
+                len,
+            ))]);
         }
         self.straddled_reads.fetch_add(1, Relaxed);
         let second = handle.second().expect("a straddling object has two pages");
-        // Pages are always locked in zspage order, so readers and writers never deadlock.
-        if !self.split_reads() {
-            if let Some(pair) = self.arena.read_pair(handle.first, second, false) {
-                self.joined_reads.fetch_add(1, Relaxed);
-                return f(&[IoSlice::new(&pair[off..off + len])]);
-            }
+        if !self.split_reads() && self.arena.neighbours(handle.first, second) {
+            self.joined_reads.fetch_add(1, Relaxed);
+            // The object runs on into the next page of the same chunk.
+            return f(&[IoSlice::new(self.object_bytes(
+                handle,
+                handle.first,
+                off,
+                len,
+            ))]);
         }
-        let page = self.arena.read(handle.first);
-        let next = self.arena.read(second);
         f(&[
-            IoSlice::new(&page[off..]),
-            IoSlice::new(&next[..len - first]),
+            IoSlice::new(self.object_bytes(handle, handle.first, off, first)),
+            IoSlice::new(self.object_bytes(handle, second, 0, len - first)),
         ])
     }
 
     /// Hands `f` the first `len` bytes of a chain of objects, all full but the last, as one
     /// scatter-gather list: an object larger than a page (a folio's frame, `Zswap::store_folio`) kept
     /// in page-sized pieces, as zram's multi-page compression keeps its large objects. Each
-    /// piece gives one fragment, or two where it straddles a boundary.
+    /// piece gives one fragment, or two where it straddles pages that are not neighbours in
+    /// one chunk. No lock is taken, as in [`Pool::read_sg`].
     ///
     /// # Panics
     ///
@@ -88,10 +122,7 @@ impl Pool {
         len: usize,
         f: impl FnOnce(&[IoSlice<'_>]) -> R,
     ) -> R {
-        // Several pages are read-locked at once: `read_recursive`, so that a writer waiting
-        // on one of them cannot make two such readers wait on each other.
-        let mut guards = Vec::with_capacity(2 * handles.len());
-        let mut spans = Vec::with_capacity(2 * handles.len());
+        let mut frags: Vec<IoSlice<'_>> = Vec::with_capacity(2 * handles.len());
         let mut left = len;
         for h in handles {
             let (off, size) = self.place(h);
@@ -99,30 +130,22 @@ impl Pool {
             let first = take.min(PAGE_SIZE - off);
             left -= take;
             if first == take {
-                guards.push(Locked::Page(self.arena.read_recursive(h.first)));
-                spans.push((guards.len() - 1, off..off + first));
+                frags.push(IoSlice::new(self.object_bytes(h, h.first, off, take)));
                 continue;
             }
             self.straddled_reads.fetch_add(1, Relaxed);
             let next = h.second().expect("a straddling object has two pages");
-            if !self.split_reads() {
-                if let Some(pair) = self.arena.read_pair(h.first, next, true) {
-                    self.joined_reads.fetch_add(1, Relaxed);
-                    guards.push(Locked::Pair(pair));
-                    spans.push((guards.len() - 1, off..off + take));
-                    continue;
-                }
+            if !self.split_reads() && self.arena.neighbours(h.first, next) {
+                self.joined_reads.fetch_add(1, Relaxed);
+                frags.push(IoSlice::new(self.object_bytes(h, h.first, off, take)));
+                continue;
             }
-            guards.push(Locked::Page(self.arena.read_recursive(h.first)));
-            spans.push((guards.len() - 1, off..off + first));
-            guards.push(Locked::Page(self.arena.read_recursive(next)));
-            spans.push((guards.len() - 1, 0..take - first));
+            frags.extend([
+                IoSlice::new(self.object_bytes(h, h.first, off, first)),
+                IoSlice::new(self.object_bytes(h, next, 0, take - first)),
+            ]);
         }
         assert_eq!(left, 0, "{len} bytes out of a shorter chain");
-        let frags: Vec<IoSlice<'_>> = spans
-            .into_iter()
-            .map(|(g, r)| IoSlice::new(&guards[g].bytes()[r]))
-            .collect();
         f(&frags)
     }
 
@@ -162,20 +185,5 @@ impl Pool {
         return self.split_reads.load(Relaxed);
         #[cfg(not(any(test, feature = "test-hooks")))]
         false
-    }
-}
-
-/// A read lock [`Pool::read_chain_sg`] holds: one page's, or two neighbours' at once.
-enum Locked<'a> {
-    Page(PageRef<'a>),
-    Pair(PairRef<'a>),
-}
-
-impl Locked<'_> {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Locked::Page(p) => &p[..],
-            Locked::Pair(p) => &p[..],
-        }
     }
 }

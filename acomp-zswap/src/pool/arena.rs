@@ -14,9 +14,10 @@
 //! The chunks sit in an append-only table (`boxcar::Vec`), never unmapped while the pool
 //! lives: a [`BackingPage`] is a plain number (chunk × [`CHUNK_PAGES`] + page), 4 bytes with
 //! no `Arc` and no `Drop`, and a page is reached as `&chunks[n / CHUNK_PAGES]`, for the
-//! pool's lifetime, in safe code. The chunk itself, its mapping and the access to a page's
-//! bytes under the page's lock, is `sys::Chunk`, with the crate's other `unsafe` code; the
-//! arena's bookkeeping is safe code.
+//! pool's lifetime, in safe code. The chunk itself, its mapping and the access to an
+//! object's bytes, is `sys::Chunk`, with the crate's other `unsafe` code; the arena's
+//! bookkeeping is safe code, but for the calls that change a chunk's memory (population,
+//! release), whose contract, no page of the run out, the bookkeeping holds.
 //!
 //! A zspage's pages are taken as a run of free pages in a row of one chunk where one of the
 //! few chunks with the fewest free pages has one (each chunk's resident free pages are a
@@ -30,13 +31,18 @@
 //! in them): a page's bytes are reached only through [`Arena::read`],
 //! [`Arena::read_recursive`] and [`Arena::write`], which hold it.
 
+// The crate's `unsafe` is in `sys/` but for the calls here (and in `thread.rs`) that change
+// a chunk's memory (population, release), whose contract, no page of the run out, is this
+// module's bookkeeping.
+#![allow(unsafe_code)]
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::sys::Chunk;
 pub use crate::sys::{CHUNK_PAGES, CHUNK_SIZE};
-use crate::sys::{Chunk, PageMut, PageRef, PairRef};
 use thread::Ahead;
 
 mod thread;
@@ -230,50 +236,43 @@ impl Drop for Arena {
 }
 
 impl Arena {
-    /// Page `page`'s bytes, read-locked.
-    pub(super) fn read(&self, page: BackingPage) -> PageRef<'_> {
+    /// `len` bytes from byte `off` of page `page`: within the page, or on into the next
+    /// page of its chunk.
+    ///
+    /// # Safety
+    ///
+    /// As [`Chunk::bytes`]: nothing writes these bytes while the slice lives.
+    ///
+    /// # Panics
+    ///
+    /// If the bytes pass the end of `page`'s chunk.
+    pub(super) unsafe fn bytes(&self, page: BackingPage, off: usize, len: usize) -> &[u8] {
         let (chunk, index) = page.split();
-        self.inner.chunks[chunk].read(index)
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner.chunks[chunk].bytes(index, off, len) }
     }
 
-    /// Page `page`'s bytes, read-locked even where a writer waits: for a caller that holds
-    /// several pages' locks at once.
-    pub(super) fn read_recursive(&self, page: BackingPage) -> PageRef<'_> {
+    /// [`Arena::bytes`], to write.
+    ///
+    /// # Safety
+    ///
+    /// As [`Chunk::bytes_mut`]: no other reference to these bytes exists while the slice
+    /// lives.
+    ///
+    /// # Panics
+    ///
+    /// If the bytes pass the end of `page`'s chunk.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn bytes_mut(&self, page: BackingPage, off: usize, len: usize) -> &mut [u8] {
         let (chunk, index) = page.split();
-        self.inner.chunks[chunk].read_recursive(index)
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner.chunks[chunk].bytes_mut(index, off, len) }
     }
 
-    /// Pages `first` and `second` as one slice of two pages, both read-locked (`first`'s
-    /// lock first), where `second` is the next page of `first`'s chunk: neighbours in one
-    /// mapping, so contiguous in memory. `None`, having locked nothing, otherwise (other
-    /// pages, or `first` the last page of its chunk and `second` the first of the next:
-    /// numbers in a row, but two mappings). With `recursive`, the locks are taken as by
-    /// [`Arena::read_recursive`].
-    pub(super) fn read_pair(
-        &self,
-        first: BackingPage,
-        second: BackingPage,
-        recursive: bool,
-    ) -> Option<PairRef<'_>> {
-        if second.0 != first.0.wrapping_add(1) {
-            return None;
-        }
-        let (chunk, index) = first.split();
-        // The chunk refuses its last page: the next one lies in another mapping.
-        self.inner.chunks[chunk].read_pair(index, recursive)
-    }
-
-    /// Whether `second` is the next page of `first`'s chunk: what [`Arena::read_pair`]
-    /// takes, without locking.
-    #[cfg(any(test, feature = "inspect"))]
+    /// Whether `second` is the next page of `first`'s chunk: neighbours in one mapping, so
+    /// contiguous in memory (page numbers in a row across two chunks are not).
     pub(super) fn neighbours(&self, first: BackingPage, second: BackingPage) -> bool {
         second.0 == first.0.wrapping_add(1) && (first.split().1 as usize) < CHUNK_PAGES - 1
-    }
-
-    /// Page `page`'s bytes, write-locked.
-    pub(super) fn write(&self, page: BackingPage) -> PageMut<'_> {
-        let (chunk, index) = page.split();
-        self.inner.chunks[chunk].write(index)
     }
 
     /// `nr` free backing pages, with whatever bytes they last held, from the fullest chunks
@@ -337,7 +336,9 @@ impl Inner {
         };
         match reused {
             Some(id) => {
-                self.chunks[id as usize].populate();
+                // SAFETY: a chunk given back whole: in `moving`, in no list, none of its pages
+                // out or taken until `add_chunk` below.
+                unsafe { self.chunks[id as usize].populate() };
                 let mut state = self.state.lock();
                 state.moving -= 1;
                 state.add_chunk(id);
@@ -361,7 +362,9 @@ impl Inner {
     /// (they are in no list, counted in `moving`) until they are in `released_chunks`.
     fn give_back_whole(&self, whole: &[u32]) {
         for &id in whole {
-            self.chunks[id as usize].release_all();
+            // SAFETY: all its pages are free and it is in no list (in `moving`): no page of
+            // it is out, and none is taken meanwhile.
+            unsafe { self.chunks[id as usize].release_all() };
         }
         let mut state = self.state.lock();
         state.moving -= whole.len();
@@ -383,9 +386,9 @@ impl Arena {
             let (chunk, index) = page.split();
             let over = !thread && state.resident_free >= ARENA_HIGH_PAGES;
             if over {
-                // Under the arena's lock, so that no `take` hands the page out before its
-                // memory is gone; no handle names it (its zspage was released).
-                self.inner.chunks[chunk].release(index, 1);
+                // SAFETY: no handle names the page (its zspage was released), and under
+                // the arena's lock no `take` hands it out before its memory is gone.
+                unsafe { self.inner.chunks[chunk].release(index, 1) };
             }
             if state.put_back(chunk as u32, index, over) {
                 whole.push(chunk as u32);

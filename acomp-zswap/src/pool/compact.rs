@@ -58,7 +58,8 @@ impl Pool {
                 .as_ref()
                 .map_or(0, |z| z.owners[handle.obj as usize])
         };
-        let Some(new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage)) else {
+        let Some(mut new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage))
+        else {
             return false;
         };
         self.allocated(class);
@@ -71,7 +72,7 @@ impl Pool {
                 at += f.len();
             }
         });
-        self.write(&new, &buf[..len]);
+        self.write(&mut new, &buf[..len]);
         let old = std::mem::replace(handle, new);
         self.free(old);
         true

@@ -37,8 +37,8 @@ impl Pool {
         let mut chunks = Vec::with_capacity(data.len().div_ceil(PAGE_SIZE));
         for piece in data.chunks(PAGE_SIZE) {
             match alloc(piece.len()) {
-                Ok(h) => {
-                    self.write(&h, piece);
+                Ok(mut h) => {
+                    self.write(&mut h, piece);
                     chunks.push(h);
                 }
                 Err(e) => {

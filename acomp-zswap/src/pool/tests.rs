@@ -33,11 +33,11 @@ fn classes_cover_every_size() {
 #[test]
 fn alloc_write_read_free() {
     let pool = Pool::default();
-    let a = pool.alloc(100, 0).unwrap();
-    let b = pool.alloc(100, 0).unwrap();
+    let mut a = pool.alloc(100, 0).unwrap();
+    let mut b = pool.alloc(100, 0).unwrap();
     assert_ne!(a, b);
-    pool.write(&a, &[1; 100]);
-    pool.write(&b, &[2; 100]);
+    pool.write(&mut a, &[1; 100]);
+    pool.write(&mut b, &[2; 100]);
     assert_eq!(read(&pool, &a, 100), (1, vec![1; 100]));
     assert_eq!(read(&pool, &b, 100), (1, vec![2; 100]));
     let info = pool.class_info(100).unwrap();
@@ -104,12 +104,12 @@ fn objects_straddling_neighbouring_pages_read_as_one_fragment() {
     // pool's first zspage takes pages 0, 1, 2 of its first chunk: neighbours.
     let info = pool.class_info(3000).unwrap();
     assert!(info.pages_per_zspage > 1);
-    let handles: Vec<_> = (0..info.objs_per_zspage)
+    let mut handles: Vec<_> = (0..info.objs_per_zspage)
         .map(|_| pool.alloc(3000, 0).unwrap())
         .collect();
     let data = |i: usize| -> Vec<u8> { (0..3000).map(|j| (i * 7 + j) as u8).collect() };
     let mut straddlers = 0;
-    for (i, h) in handles.iter().enumerate() {
+    for (i, h) in handles.iter_mut().enumerate() {
         pool.write(h, &data(i));
         assert_eq!(read(&pool, h, 3000), (1, data(i)), "object {i}");
         assert!(!pool.two_fragments(h, 3000));
@@ -165,9 +165,9 @@ fn zspage_on(pool: &Pool, pages: &mut Vec<Handle>, at: &[usize]) -> Vec<(Handle,
     assert_eq!(info.pages_per_zspage, at.len());
     (0..info.objs_per_zspage)
         .map(|i| {
-            let h = pool.alloc(3000, 0).unwrap();
+            let mut h = pool.alloc(3000, 0).unwrap();
             let data: Vec<u8> = (0..3000).map(|j| (i * 13 + j * 5) as u8).collect();
-            pool.write(&h, &data);
+            pool.write(&mut h, &data);
             (h, data)
         })
         .collect()
@@ -247,13 +247,13 @@ fn chains_join_pieces_on_neighbouring_pages() {
     let pool = Pool::default();
     // A page-sized piece, then a 3000-byte tail that straddles pages 2 and 3 (the second
     // object of a zspage on pages 1, 2, 3).
-    let head = pool.alloc(PAGE_SIZE, 0).unwrap();
+    let mut head = pool.alloc(PAGE_SIZE, 0).unwrap();
     let first = pool.alloc(3000, 0).unwrap();
-    let tail = pool.alloc(3000, 0).unwrap();
+    let mut tail = pool.alloc(3000, 0).unwrap();
     assert!(pool.straddles(&tail, 3000));
     let data: Vec<u8> = (0..PAGE_SIZE + 3000).map(|j| (j * 3 + 1) as u8).collect();
-    pool.write(&head, &data[..PAGE_SIZE]);
-    pool.write(&tail, &data[PAGE_SIZE..]);
+    pool.write(&mut head, &data[..PAGE_SIZE]);
+    pool.write(&mut tail, &data[PAGE_SIZE..]);
     let chain = [head, tail];
     let read_chain = |pool: &Pool| {
         pool.read_chain_sg(&chain, data.len(), |frags| {
@@ -355,10 +355,10 @@ fn arena_gives_whole_chunks_back_after_mass_invalidation() {
 fn reused_pages_keep_stale_bytes_that_never_read_as_an_object() {
     let pool = Pool::default();
     // Fill the first chunk's pages with a pattern, then free them all: they go back unzeroed.
-    let old: Vec<_> = (0..CHUNK_PAGES)
+    let mut old: Vec<_> = (0..CHUNK_PAGES)
         .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
         .collect();
-    for h in &old {
+    for h in &mut old {
         pool.write(h, &[0xee; PAGE_SIZE]);
     }
     old.into_iter().for_each(|h| pool.free(h));
@@ -367,9 +367,9 @@ fn reused_pages_keep_stale_bytes_that_never_read_as_an_object() {
     // reads back as written, whatever the page held before.
     let short: Vec<_> = (1..600)
         .map(|len| {
-            let h = pool.alloc(len + 15, len as u64).unwrap();
+            let mut h = pool.alloc(len + 15, len as u64).unwrap();
             let data: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8 | 1).collect();
-            pool.write(&h, &data);
+            pool.write(&mut h, &data);
             (h, data)
         })
         .collect();
@@ -387,7 +387,7 @@ fn compaction_moves_objects_out_of_the_emptiest_zspages() {
     let mut handles: Vec<_> = (0..n)
         .map(|i| pool.alloc(1000, i as u64).unwrap())
         .collect();
-    for (i, h) in handles.iter().enumerate() {
+    for (i, h) in handles.iter_mut().enumerate() {
         pool.write(h, &[i as u8; 1000]);
     }
     // Free three of every four objects: four zspages a quarter full.
@@ -425,9 +425,9 @@ fn threads_share_a_pool() {
             s.spawn(move || {
                 for round in 0..200usize {
                     let len = 40 + (round * 37 + t as usize * 11) % 4000;
-                    let h = pool.alloc(len, 0).unwrap();
+                    let mut h = pool.alloc(len, 0).unwrap();
                     let data = vec![t ^ round as u8; len];
-                    pool.write(&h, &data);
+                    pool.write(&mut h, &data);
                     assert_eq!(read(pool, &h, len).1, data);
                     pool.free(h);
                 }
@@ -503,7 +503,7 @@ fn compaction_drains_the_emptiest_group_into_the_fullest() {
     let candidates = pool.compaction_candidates();
     assert_eq!(candidates.len(), 1);
     assert_eq!(candidates[0].1, zs[0][0].place());
-    pool.write(&zs[0][0], &[7; 100]);
+    pool.write(&mut zs[0][0], &[7; 100]);
     assert!(pool.migrate(&mut zs[0][0], 100));
     assert_eq!(zs[0][0].zspage, full);
     assert_ne!(full, sparse);
@@ -550,8 +550,8 @@ fn a_straddling_object_reads_both_pages_after_a_neighbour_chunk_is_reused() {
     )
     .into_iter()
     .enumerate()
-    .map(|(i, (h, _))| {
-        pool.write(&h, &vec![i as u8 | 0x80; 3000]);
+    .map(|(i, (mut h, _))| {
+        pool.write(&mut h, &vec![i as u8 | 0x80; 3000]);
         h
     })
     .collect();
@@ -564,18 +564,18 @@ fn a_straddling_object_reads_both_pages_after_a_neighbour_chunk_is_reused() {
         })
         .expect("an object across the two chunks");
     // More chunks of pages, freed: the chunks go back whole and are taken again.
-    let more: Vec<_> = (0..2 * CHUNK_PAGES)
+    let mut more: Vec<_> = (0..2 * CHUNK_PAGES)
         .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
         .collect();
-    for h in &more {
+    for h in &mut more {
         pool.write(h, &[0x11; PAGE_SIZE]);
     }
     more.into_iter().for_each(|h| pool.free(h));
     assert!(pool.stats().released_chunks >= 1);
-    let again: Vec<_> = (0..2 * CHUNK_PAGES)
+    let mut again: Vec<_> = (0..2 * CHUNK_PAGES)
         .map(|_| pool.alloc(PAGE_SIZE, 0).unwrap())
         .collect();
-    for h in &again {
+    for h in &mut again {
         pool.write(h, &[0x22; PAGE_SIZE]);
     }
     let i = objs.iter().position(|h| h == straddler).unwrap();

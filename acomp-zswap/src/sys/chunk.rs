@@ -1,14 +1,19 @@
 //! The pool's chunks of backing pages (`pool/arena.rs`): the mapping calls (`mmap`,
 //! `madvise` for population, `munmap` when the pool goes), the release of a
 //! page or of a whole chunk (`MADV_DONTNEED`), the count of a chunk's resident pages
-//! (`mincore`), and the calls that hand out a page's bytes under its lock, or two
-//! neighbouring pages' bytes as one slice under both locks. The arena keeps
-//! the bookkeeping, in safe code.
+//! (`mincore`), and the calls that hand out an object's bytes. The arena keeps the
+//! bookkeeping, in safe code.
+//!
+//! No lock guards the bytes: an object's bytes are reached only through its one
+//! [`Handle`](crate::pool::Handle) (`pool/access.rs`), read through a shared borrow of it and
+//! written through an exclusive one, so that Rust's own borrows keep a write from meeting a
+//! read of the same bytes; objects never overlap, and pages out of every zspage are
+//! touched only by the arena (population, release), which hands none out meanwhile. As
+//! zsmalloc's `zs_obj_read_sg_begin` takes no lock of the page but relies on the caller's
+//! own (zswap's entry, zram's slot lock). The functions that hand out bytes or change a
+//! page's memory are `unsafe`, their callers holding those rules.
 
-use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
-
-use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::PAGE_SIZE;
 
@@ -19,20 +24,20 @@ pub const CHUNK_SIZE: usize = 2 << 20;
 /// Backing pages in one chunk.
 pub const CHUNK_PAGES: usize = CHUNK_SIZE / PAGE_SIZE;
 
-/// One mapping of [`CHUNK_SIZE`] bytes and the locks of its pages. Unmapped when dropped
-/// (the arena keeps its chunks as long as the pool lives).
+/// One mapping of [`CHUNK_SIZE`] bytes. Unmapped when dropped (the arena keeps its chunks
+/// as long as the pool lives).
 pub(crate) struct Chunk {
     base: NonNull<u8>,
-    locks: Box<[RwLock<()>]>,
 }
 
 // SAFETY:
 // - `base` points to a private mapping that lives as long as the `Chunk` (unmapped in `drop`
 //   only);
-// - its bytes are read only under a read lock of their page and written only under its
-//   write lock (`Chunk::read`, `Chunk::write`), so threads never race on them.
+// - its bytes are reached only through `bytes` and `bytes_mut` (and changed by `populate`,
+//   `release`, `release_all`), `unsafe` functions whose callers keep a write from meeting
+//   any other access to the same bytes (the module's docs), so threads never race on them.
 unsafe impl Send for Chunk {}
-// SAFETY: as for `Send`: every access to the mapping goes through a page's lock.
+// SAFETY: as for `Send`.
 unsafe impl Sync for Chunk {}
 
 impl Chunk {
@@ -76,26 +81,26 @@ impl Chunk {
         // (`defrag` is `madvise` by default), populating a chunk took 4-5 ms against under
         // 1 ms of base pages, and stores through the tier ran at half the speed
         // (BENCHMARKS.md, "The arena's thread"); the system's own THP setting applies.
-        let chunk = Chunk {
-            base,
-            locks: (0..CHUNK_PAGES).map(|_| RwLock::new(())).collect(),
-        };
-        chunk.populate();
+        let chunk = Chunk { base };
+        // SAFETY: a new chunk: nothing of it is out.
+        unsafe { chunk.populate() };
         Some(chunk)
     }
 
     /// Faults every page of the chunk in (`MADV_POPULATE_WRITE`, or a write of a zero per
     /// page where the kernel lacks it: a kernel before 5.14), so that a page taken later
     /// does not fault. The caller has no page of the chunk out: a new chunk, or one given
-    /// back whole ([`Chunk::release_all`]), whose pages read as zeros. Every page's write
-    /// lock is held meanwhile.
-    pub(crate) fn populate(&self) {
-        let _guards: Vec<_> = self.locks.iter().map(|l| l.write()).collect();
+    /// back whole ([`Chunk::release_all`]), whose pages read as zeros.
+    ///
+    /// # Safety
+    ///
+    /// No reference to any byte of the chunk exists while it runs: no page of it is out.
+    pub(crate) unsafe fn populate(&self) {
         #[cfg(target_os = "linux")]
         // SAFETY:
         // - `[base, base + CHUNK_SIZE)` is the chunk's own mapping, alive while `self` is;
         //   MADV_POPULATE_WRITE faults its pages in and changes no byte;
-        // - every page's write lock is held: no reference to its bytes exists meanwhile.
+        // - no reference to its bytes exists meanwhile (the caller's contract).
         let populated = unsafe {
             libc::madvise(
                 self.base.as_ptr().cast(),
@@ -109,8 +114,8 @@ impl Chunk {
             for page in 0..CHUNK_PAGES {
                 // SAFETY:
                 // - the byte lies in the chunk's mapping (`page < CHUNK_PAGES`);
-                // - every page's write lock is held: no reference to these bytes exists;
-                //   a volatile write, so that it is not elided. The caller's pages read
+                // - no reference to these bytes exists (the caller's contract); a volatile
+                //   write, so that it is not elided. The caller's pages read
                 //   as zeros (new, or given back), so a zero written changes nothing.
                 unsafe { self.base.add(page * PAGE_SIZE).write_volatile(0) };
             }
@@ -120,13 +125,15 @@ impl Chunk {
     /// Gives the whole chunk's memory back to the kernel (`MADV_DONTNEED` over its
     /// [`CHUNK_SIZE`] bytes; a huge page goes whole): it stays mapped, not resident, its
     /// pages reading as zeros until [`Chunk::populate`] or a write faults them in again.
-    /// The caller has no page of the chunk out. Every page's write lock is held meanwhile.
-    pub(crate) fn release_all(&self) {
-        let _guards: Vec<_> = self.locks.iter().map(|l| l.write()).collect();
+    ///
+    /// # Safety
+    ///
+    /// No reference to any byte of the chunk exists while it runs: no page of it is out.
+    pub(crate) unsafe fn release_all(&self) {
         // SAFETY:
         // - `[base, base + CHUNK_SIZE)` is the chunk's own private anonymous mapping, where
         //   MADV_DONTNEED only replaces the pages' contents with zeros;
-        // - every page's write lock is held: no reference to their bytes exists meanwhile.
+        // - no reference to their bytes exists meanwhile (the caller's contract).
         // A failure leaves the pages resident, as they were: nothing to undo.
         unsafe {
             libc::madvise(self.base.as_ptr().cast(), CHUNK_SIZE, libc::MADV_DONTNEED);
@@ -141,7 +148,7 @@ impl Chunk {
         // SAFETY:
         // - `[base, base + CHUNK_SIZE)` is the chunk's own mapping, page-aligned;
         // - `vec` has one byte for each of its CHUNK_PAGES pages, as mincore writes;
-        // - mincore reads no byte of the mapping, so no lock is needed.
+        // - mincore reads no byte of the mapping.
         let rc = unsafe {
             libc::mincore(
                 self.base.as_ptr().cast(),
@@ -152,111 +159,84 @@ impl Chunk {
         (rc == 0).then(|| vec.iter().filter(|&&b| b & 1 != 0).count())
     }
 
-    /// Page `index`'s bytes, read-locked.
-    pub(crate) fn read(&self, index: u16) -> PageRef<'_> {
-        self.shared(index, self.locks[index as usize].read())
-    }
-
-    /// Page `index`'s bytes, read-locked even where a writer waits (parking_lot's
-    /// `read_recursive`): for a caller that holds several pages' locks at once.
-    pub(crate) fn read_recursive(&self, index: u16) -> PageRef<'_> {
-        self.shared(index, self.locks[index as usize].read_recursive())
-    }
-
-    /// Pages `index` and `index + 1` as one slice of two pages, both read-locked (`index`'s
-    /// lock first, as a zspage's pages are always locked in order), where `index + 1` is a
-    /// page of this chunk: one mapping, so the two pages are contiguous in memory. `None`,
-    /// having locked nothing, where `index` is the chunk's last page (the next page, if
-    /// any, is another chunk's, in another mapping). With `recursive`, the locks are taken
-    /// as by [`Chunk::read_recursive`].
-    pub(crate) fn read_pair(&self, index: u16, recursive: bool) -> Option<PairRef<'_>> {
-        let next = index as usize + 1;
-        if next >= CHUNK_PAGES {
-            return None;
-        }
-        let lock = |i: usize| {
-            if recursive {
-                self.locks[i].read_recursive()
-            } else {
-                self.locks[i].read()
-            }
-        };
-        let guards = [lock(index as usize), lock(next)];
+    /// `len` bytes from byte `off` of page `index`: within the page, or on into the next
+    /// page of this chunk (neighbours in one mapping, so contiguous in memory).
+    ///
+    /// # Safety
+    ///
+    /// While the slice lives, nothing writes any of these bytes: they are one object's, and
+    /// the caller holds a shared borrow of its handle, which every write needs exclusively.
+    ///
+    /// # Panics
+    ///
+    /// If the bytes pass the chunk's end.
+    pub(crate) unsafe fn bytes(&self, index: u16, off: usize, len: usize) -> &[u8] {
+        let start = self.span(index, off, len);
         // SAFETY:
-        // - `index + 1 < CHUNK_PAGES` (checked above), so both pages, `2 * PAGE_SIZE` bytes
-        //   from page `index`'s start, lie in the chunk's one mapping, alive while `self`
+        // - `[start, start + len)` lies in the chunk's mapping (`span`), alive while `self`
         //   is, so for the borrow's lifetime;
-        // - `guards` read-lock both pages for as long as the reference lives (both in the
-        //   `PairRef`), and every write to a page holds its write lock (`write`): no `&mut`
-        //   to these bytes exists meanwhile.
-        let bytes = unsafe { &*self.page(index).cast::<[u8; 2 * PAGE_SIZE]>() };
-        Some(PairRef {
-            _guards: guards,
-            bytes,
-        })
+        // - nothing writes these bytes while the slice lives (the caller's contract).
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(start), len) }
     }
 
-    fn shared<'a>(&'a self, index: u16, guard: RwLockReadGuard<'a, ()>) -> PageRef<'a> {
+    /// [`Chunk::bytes`], to write.
+    ///
+    /// # Safety
+    ///
+    /// While the slice lives, no other reference to any of these bytes exists: they are one
+    /// object's, and the caller holds its handle exclusively.
+    ///
+    /// # Panics
+    ///
+    /// If the bytes pass the chunk's end.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn bytes_mut(&self, index: u16, off: usize, len: usize) -> &mut [u8] {
+        let start = self.span(index, off, len);
         // SAFETY:
-        // - the page lies in the chunk's mapping (`Chunk::page`), alive while `self` is,
-        //   so for `'a`;
-        // - `guard` read-locks this page for as long as the reference lives (both in the
-        //   `PageRef`), and every write to the page holds its write lock (`write`): no
-        //   `&mut` to these bytes exists meanwhile.
-        let bytes = unsafe { &*self.page(index) };
-        PageRef {
-            _guard: guard,
-            bytes,
-        }
+        // - `[start, start + len)` lies in the chunk's mapping (`span`), alive while `self`
+        //   is, so for the borrow's lifetime;
+        // - no other reference to these bytes exists while the slice lives (the caller's
+        //   contract): objects never overlap, so other objects' slices are apart from it.
+        unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(start), len) }
     }
 
-    /// Page `index`'s bytes, write-locked.
-    pub(crate) fn write(&self, index: u16) -> PageMut<'_> {
-        let guard = self.locks[index as usize].write();
-        // SAFETY:
-        // - the page lies in the chunk's mapping, alive while `self` is;
-        // - `guard` write-locks this page for as long as the reference lives, and every
-        //   other access to it holds its lock: this is the only reference to these bytes.
-        let bytes = unsafe { &mut *self.page(index) };
-        PageMut {
-            _guard: guard,
-            bytes,
-        }
+    /// The byte offset in the mapping of `len` bytes from byte `off` of page `index`,
+    /// checked to end within the chunk.
+    fn span(&self, index: u16, off: usize, len: usize) -> usize {
+        let start = index as usize * PAGE_SIZE + off;
+        assert!(
+            start.checked_add(len).is_some_and(|end| end <= CHUNK_SIZE),
+            "{len} bytes from byte {off} of page {index} pass the chunk's end"
+        );
+        start
     }
 
     /// Gives the memory of pages `first..first + n` back to the kernel (`MADV_DONTNEED`, one
     /// call for the run): the pages stay mapped, and read as zeros, faulted in anew, once
-    /// written again. Done under their write locks.
+    /// written again.
+    ///
+    /// # Safety
+    ///
+    /// No reference to any byte of the run exists while it runs: its pages are free, in no
+    /// zspage.
     ///
     /// # Panics
     ///
     /// If the run passes the chunk's end.
-    pub(crate) fn release(&self, first: u16, n: u16) {
-        let run = first as usize..first as usize + n as usize;
-        let _guards: Vec<_> = self.locks[run].iter().map(|l| l.write()).collect();
+    pub(crate) unsafe fn release(&self, first: u16, n: u16) {
+        let start = self.span(first, 0, n as usize * PAGE_SIZE);
         // SAFETY:
-        // - the run lies in the chunk's mapping (the slice of `locks` above is bounds-checked
-        //   against CHUNK_PAGES), a private anonymous one, where MADV_DONTNEED only replaces
-        //   the pages' contents with zeros;
-        // - their write locks are held: no reference to their bytes exists meanwhile.
+        // - the run lies in the chunk's mapping (`span`), a private anonymous one, where
+        //   MADV_DONTNEED only replaces the pages' contents with zeros;
+        // - no reference to their bytes exists meanwhile (the caller's contract).
         // A failure leaves the pages resident, as they were: nothing to undo.
         unsafe {
             libc::madvise(
-                self.page(first).cast(),
+                self.base.as_ptr().add(start).cast(),
                 n as usize * PAGE_SIZE,
                 libc::MADV_DONTNEED,
             );
         }
-    }
-
-    /// Page `index`'s bytes, as a pointer.
-    fn page(&self, index: u16) -> *mut [u8; PAGE_SIZE] {
-        debug_assert!((index as usize) < CHUNK_PAGES);
-        // SAFETY:
-        // - `index < CHUNK_PAGES` (every index comes from the arena's free lists, all below
-        //   it, and `locks[index]`, taken first, is bounds-checked), so the offset stays
-        //   inside the mapping of CHUNK_SIZE bytes.
-        unsafe { self.base.add(index as usize * PAGE_SIZE).cast().as_ptr() }
     }
 }
 
@@ -264,52 +244,7 @@ impl Drop for Chunk {
     fn drop(&mut self) {
         // SAFETY:
         // - `base` is the start of this chunk's own mapping of CHUNK_SIZE bytes, unmapped
-        //   once: every `PageRef` and `PageMut` borrows the chunk, so none outlives this.
+        //   once: every slice of it borrows the chunk, so none outlives this.
         unsafe { libc::munmap(self.base.as_ptr().cast(), CHUNK_SIZE) };
-    }
-}
-
-/// A page's bytes, read-locked.
-pub(crate) struct PageRef<'a> {
-    _guard: RwLockReadGuard<'a, ()>,
-    bytes: &'a [u8; PAGE_SIZE],
-}
-
-/// Two neighbouring pages' bytes, one slice, both read-locked ([`Chunk::read_pair`]).
-pub(crate) struct PairRef<'a> {
-    _guards: [RwLockReadGuard<'a, ()>; 2],
-    bytes: &'a [u8; 2 * PAGE_SIZE],
-}
-
-/// A page's bytes, write-locked.
-pub(crate) struct PageMut<'a> {
-    _guard: RwLockWriteGuard<'a, ()>,
-    bytes: &'a mut [u8; PAGE_SIZE],
-}
-
-impl Deref for PageRef<'_> {
-    type Target = [u8; PAGE_SIZE];
-    fn deref(&self) -> &Self::Target {
-        self.bytes
-    }
-}
-
-impl Deref for PairRef<'_> {
-    type Target = [u8; 2 * PAGE_SIZE];
-    fn deref(&self) -> &Self::Target {
-        self.bytes
-    }
-}
-
-impl Deref for PageMut<'_> {
-    type Target = [u8; PAGE_SIZE];
-    fn deref(&self) -> &Self::Target {
-        self.bytes
-    }
-}
-
-impl DerefMut for PageMut<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        self.bytes
     }
 }

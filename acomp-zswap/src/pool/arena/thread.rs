@@ -154,7 +154,9 @@ impl Inner {
         batch.sort_unstable();
         for run in batch.chunk_by(|a, b| a.0 == b.0 && a.1 + 1 == b.1) {
             let (id, first) = run[0];
-            self.chunks[id as usize].release(first, run.len() as u16);
+            // SAFETY: the run's pages are free and out of every list (taken out above,
+            // counted in `trimming`): no handle names them and no `take` hands them out.
+            unsafe { self.chunks[id as usize].release(first, run.len() as u16) };
         }
         let mut state = self.state.lock();
         let mut whole = Vec::new();
