@@ -6,7 +6,7 @@
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::State;
+use crate::entry::{Mark, State};
 use crate::load::checksum;
 use crate::outcome::StoreError;
 use crate::pool::{AllocError, Handle};
@@ -152,7 +152,7 @@ impl Zswap {
         if matches!(*state, State::Dead) {
             return false;
         }
-        if !entry.clean.load(Relaxed) {
+        if !entry.marks.get(Mark::Clean) {
             self.entries.push(entry);
             return false;
         }
@@ -257,7 +257,7 @@ impl Zswap {
                 self.entries.push(v);
                 continue;
             };
-            if v.clean.load(Relaxed) {
+            if v.marks.get(Mark::Clean) {
                 // A clean copy is dropped at the budget, never written back.
                 self.entries.push(v);
                 continue;

@@ -1,5 +1,5 @@
-//! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one vector that
-//! grows without moving what it holds (`boxcar`), reached by its slot number; a freed slot
+//! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one table that
+//! grows without moving what it holds (`slots.rs`), reached by its slot number; a freed slot
 //! is reused by a later store, so that an entry costs no allocation of its own and the
 //! index holds 8 bytes per offset (slot and generation), not a pointer to a reference count.
 //!
@@ -26,7 +26,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::entry::{Entry, State};
+use crate::entry::{Entry, Mark, State};
 use crate::lru::{Lists, Slots, Which};
 
 /// What an old handle's guard shows: the entry is gone.
@@ -85,12 +85,12 @@ impl<'a> EntryRef<'a> {
         })
     }
 
-    /// Marks the entry tried by recompression (`IdleMark::tried`), if it is still the
+    /// Marks the entry tried by recompression ([`Mark::Tried`]), if it is still the
     /// handle's: a slot reused since is another offset's entry, whose mark is its own.
     pub(crate) fn mark_tried(&self) {
         let _state = self.entry.lock.read();
         if self.live() {
-            self.entry.idle.tried.store(true, Relaxed);
+            self.entry.marks.set(Mark::Tried);
         }
     }
 
@@ -154,7 +154,7 @@ impl DerefMut for Write<'_> {
 
 impl Slab {
     fn handle(&self, slot: u32) -> EntryRef<'_> {
-        let entry = &self.slots[slot as usize];
+        let entry = self.slots.get(slot);
         EntryRef {
             entry,
             slot,
@@ -167,7 +167,7 @@ impl Slab {
     pub(crate) fn get(&self, key: u64, offset: u64) -> EntryRef<'_> {
         let slot = key as u32;
         EntryRef {
-            entry: &self.slots[slot as usize],
+            entry: self.slots.get(slot),
             slot,
             generation: (key >> 32) as u32,
             offset,
@@ -176,40 +176,35 @@ impl Slab {
 
     /// A new entry of `offset` holding `state`, in a free slot or a new one; in no list.
     pub(crate) fn alloc(&self, offset: u64, state: State) -> EntryRef<'_> {
-        let free = self.lists.lock().pop_free();
-        self.fill(free, offset, state)
+        let slot = self.lists.lock().take();
+        self.fill(slot, offset, state)
     }
 
     /// [`Slab::alloc`] for each of `items`, the free slots taken under one hold of the lock.
     pub(crate) fn alloc_all(&self, items: Vec<(u64, State)>) -> Vec<EntryRef<'_>> {
-        let free: Vec<Option<u32>> = {
+        let slots: Vec<Option<u32>> = {
             let mut lists = self.lists.lock();
-            items.iter().map(|_| lists.pop_free()).collect()
+            items.iter().map(|_| lists.take()).collect()
         };
         items
             .into_iter()
-            .zip(free)
+            .zip(slots)
             .map(|((offset, state), slot)| self.fill(slot, offset, state))
             .collect()
     }
 
-    fn fill(&self, free: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
-        match free {
-            Some(slot) => {
-                let entry = &self.slots[slot as usize];
-                // An old handle may hold the lock for a moment (and see its entry dead).
-                let mut guard = entry.lock.write();
-                *guard = state;
-                entry.reset(offset);
-                drop(guard);
-                self.handle(slot)
-            }
-            None => {
-                let slot = self.slots.push(Entry::new(offset, state));
-                // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
-                self.handle(u32::try_from(slot).expect("fewer than 2^32 entries"))
-            }
-        }
+    /// Makes `slot` (from `Lists::take`) the entry of `offset` holding `state`.
+    fn fill(&self, slot: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
+        // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
+        let slot = slot.expect("fewer than 2^32 entries");
+        let entry = self.slots.make(slot);
+        // An old handle of a reused slot may hold the lock for a moment (and see its entry
+        // dead).
+        let mut guard = entry.lock.write();
+        *guard = state;
+        entry.reset(offset);
+        drop(guard);
+        self.handle(slot)
     }
 
     /// Frees `e`'s slot, whose state the caller holds for writing and has made dead: its
@@ -249,7 +244,7 @@ impl Slab {
     /// out, and whoever isolated them pushes them back by their mark.
     pub(crate) fn follow_mark(&self, e: &EntryRef<'_>) {
         let mut lists = self.lists.lock();
-        let list = e.links.list.load(Relaxed);
+        let list = e.marks.list();
         if e.live() && list != 0 && list != Which::of(e) as u8 {
             lists.push(&self.slots, e.slot, Which::of(e));
         }
@@ -267,7 +262,7 @@ impl Slab {
                 break;
             };
             let e = self.handle(slot);
-            if rotations > 0 && e.referenced.swap(false, Relaxed) {
+            if rotations > 0 && e.marks.clear(Mark::Referenced) {
                 rotations -= 1;
                 lists.push(&self.slots, slot, Which::of(&e));
                 continue;
@@ -294,5 +289,87 @@ impl Slab {
     #[cfg(feature = "inspect")]
     pub(crate) fn lru_len(&self) -> usize {
         self.lists.lock().len(Which::Lru)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Mark;
+
+    fn filled(state: &State) -> Option<u64> {
+        match state {
+            State::Filled(w) => Some(*w),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn slots_taken_from_many_threads_at_once_each_hold_their_own_entry() {
+        // Past the doubling chunks (4032 slots) into the fixed ones, the chunks made by
+        // whichever thread takes their first slot.
+        const THREADS: u64 = 4;
+        const EACH: u64 = 3000;
+        let slab = Slab::default();
+        let keys: Vec<(u64, u64)> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let slab = &slab;
+                    s.spawn(move || {
+                        (t * EACH..(t + 1) * EACH)
+                            .map(|o| {
+                                let e = if o % 3 == 0 {
+                                    slab.alloc_all(vec![(o, State::Filled(o))]).remove(0)
+                                } else {
+                                    slab.alloc(o, State::Filled(o))
+                                };
+                                assert_eq!((e.offset, filled(&e.read())), (o, Some(o)));
+                                (o, e.key())
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        let mut slots: Vec<u32> = keys.iter().map(|&(_, k)| k as u32).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..(THREADS * EACH) as u32).collect::<Vec<_>>());
+        for &(o, key) in &keys {
+            let e = slab.get(key, o);
+            assert_eq!(filled(&e.read()), Some(o), "offset {o}");
+            assert_eq!(slab.handle(key as u32).offset, o);
+        }
+    }
+
+    #[test]
+    fn a_reused_slot_starts_clear_and_its_old_handle_sees_it_dead() {
+        let slab = Slab::default();
+        let old = slab.alloc(1, State::Filled(1));
+        let other = slab.alloc(2, State::Filled(2));
+        for m in [Mark::Referenced, Mark::Idle, Mark::Tried, Mark::Clean] {
+            old.marks.set(m);
+        }
+        slab.push(&old);
+        slab.push(&other);
+        *old.write() = State::Dead;
+        slab.retire(&old);
+        let new = slab.alloc(3, State::Filled(3));
+        assert_eq!(new.key() as u32, old.key() as u32, "the freed slot, reused");
+        for m in [Mark::Referenced, Mark::Idle, Mark::Tried, Mark::Clean] {
+            assert!(!new.marks.get(m), "{m:?} left from the slot's last entry");
+        }
+        assert_eq!(new.marks.list(), 0);
+        assert!(matches!(*old.read(), State::Dead));
+        assert_eq!(filled(&new.read()), Some(3));
+        // The old handle never puts the slot back in a list; the other entry is the LRU's.
+        slab.push(&old);
+        assert_eq!(new.marks.list(), 0);
+        let isolated = slab.isolate(4);
+        assert_eq!(isolated.iter().map(|e| e.offset).collect::<Vec<_>>(), [2]);
+        assert!(!other.marks.get(Mark::Referenced) && !other.marks.get(Mark::Clean));
     }
 }
