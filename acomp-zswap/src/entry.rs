@@ -3,7 +3,7 @@
 //! and a folio's frame that the entries of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
 //! describes itself with, nothing of the tier.
 
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::RwLock;
 
@@ -43,8 +43,6 @@ pub(crate) struct Entry {
     /// Bumped when the slot is freed, under its lock held for writing and the lists' lock:
     /// a handle of an older generation finds the slot dead.
     pub(crate) generation: AtomicU32,
-    /// Its offset, while the slot is an entry (set when the slot is taken).
-    pub(crate) offset: AtomicU64,
     /// The slots before and after it in its list (`lru.rs`), changed only under the lists'
     /// lock.
     pub(crate) prev: AtomicU32,
@@ -59,7 +57,6 @@ impl Default for Entry {
         Entry {
             lock: RwLock::new(State::Dead),
             generation: AtomicU32::new(0),
-            offset: AtomicU64::new(0),
             prev: AtomicU32::new(0),
             next: AtomicU32::new(0),
             marks: Marks::default(),
@@ -68,10 +65,12 @@ impl Default for Entry {
 }
 
 impl Entry {
-    /// Makes a slot the entry of `offset`, its marks clear; the caller holds its lock for
-    /// writing and has written the new state.
-    pub(crate) fn reset(&self, offset: u64) {
-        self.offset.store(offset, Relaxed);
+    /// Makes a slot a new entry, its marks clear; the caller holds its lock for writing and
+    /// has written the new state.
+    ///
+    /// It keeps no offset: whoever takes it out of a list learns it from the state, under
+    /// its lock ([`State::owner`]).
+    pub(crate) fn reset(&self) {
         self.marks.clear_all();
     }
 }
@@ -155,6 +154,20 @@ impl Marks {
     }
 }
 
+impl State {
+    /// The offset whose entry holds this state, where it is in the pool (the only entries
+    /// in the lists): a frame's object carries its store's offset as its owner's tag
+    /// (`pool_owner` reads it), a folio's page is the folio's first offset plus its index;
+    /// `None` for the others, which no list holds.
+    pub(crate) fn owner(&self, pool_owner: impl FnOnce(&Handle) -> u64) -> Option<u64> {
+        match self {
+            State::Pool { handle, .. } => Some(pool_owner(handle)),
+            State::Folio { folio, index } => Some(folio.first + *index as u64),
+            State::Filled(_) | State::Device { .. } | State::Dead => None,
+        }
+    }
+}
+
 /// The transform that wrote an entry's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FrameTag {
@@ -203,9 +216,10 @@ mod tests {
 
     #[test]
     fn sizes() {
-        // A pool handle of 16 bytes: `State` 24, an entry 56 (issue 41), and a slot of the
-        // slab no more than its entry.
+        // A pool handle of 16 bytes: `State` 24, an entry 48 (issue 41: its lock 8, the
+        // state, generation and links 12, the marks 1, padded to 8), and a slot of the slab
+        // no more than its entry.
         assert_eq!(std::mem::size_of::<State>(), 24);
-        assert_eq!(std::mem::size_of::<Entry>(), 56);
+        assert_eq!(std::mem::size_of::<Entry>(), 48);
     }
 }

@@ -132,7 +132,7 @@ impl Zswap {
             }
             // One at a time: a clean copy's drop costs no I/O, and each may be the last
             // one needed.
-            let Some(victim) = self.entries.isolate_clean(1).pop() else {
+            let Some(victim) = self.entries.isolate_clean(1, |h| self.pool.owner(h)).pop() else {
                 break;
             };
             if self.drop_clean_one(&victim) {
@@ -243,7 +243,7 @@ impl Zswap {
     fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
         let c = &self.counters;
         let dev = self.device.as_ref().expect("callers check for a device");
-        let victims = self.entries.isolate(n);
+        let victims = self.entries.isolate(n, |h| self.pool.owner(h));
         if victims.is_empty() {
             return Ok((0, 0));
         }

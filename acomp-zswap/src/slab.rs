@@ -28,6 +28,7 @@ use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::entry::{Entry, Mark, State};
 use crate::lru::{Lists, Slots, Which};
+use crate::pool::Handle;
 
 /// What an old handle's guard shows: the entry is gone.
 static DEAD: State = State::Dead;
@@ -153,14 +154,40 @@ impl DerefMut for Write<'_> {
 }
 
 impl Slab {
-    fn handle(&self, slot: u32) -> EntryRef<'_> {
+    /// A handle on `slot` as it is now, whose entry is `offset`'s.
+    fn handle(&self, slot: u32, offset: u64) -> EntryRef<'_> {
         let entry = self.slots.get(slot);
         EntryRef {
             entry,
             slot,
             generation: entry.generation.load(Relaxed),
-            offset: entry.offset.load(Relaxed),
+            offset,
         }
+    }
+
+    /// Handles on `taken`, slots taken out of a list with the generations they had there,
+    /// each with the offset its state names under its lock (`State::owner`, through
+    /// `pool_owner`). A slot freed since, or holding no state of the pool, is left out:
+    /// freed, it is on the free stack; out of the pool, it belongs in no list. The caller
+    /// holds no entry's lock (each is waited for, one at a time) and not the lists'.
+    fn found(
+        &self,
+        taken: Vec<(u32, u32)>,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        taken
+            .into_iter()
+            .filter_map(|(slot, generation)| {
+                let mut e = EntryRef {
+                    entry: self.slots.get(slot),
+                    slot,
+                    generation,
+                    offset: 0,
+                };
+                e.offset = e.read().owner(&pool_owner)?;
+                Some(e)
+            })
+            .collect()
     }
 
     /// The entry the index keeps as `key` for `offset`.
@@ -202,9 +229,9 @@ impl Slab {
         // dead).
         let mut guard = entry.lock.write();
         *guard = state;
-        entry.reset(offset);
+        entry.reset();
         drop(guard);
-        self.handle(slot)
+        self.handle(slot, offset)
     }
 
     /// Frees `e`'s slot, whose state the caller holds for writing and has made dead: its
@@ -252,37 +279,53 @@ impl Slab {
 
     /// Up to `n` entries from the LRU's cold end, taken out of it: zswap's second chance, an
     /// entry loaded since it was last passed over has its mark cleared and goes to the hot
-    /// end instead (each entry at most once per call, so the call ends).
-    pub(crate) fn isolate(&self, n: usize) -> Vec<EntryRef<'_>> {
-        let mut lists = self.lists.lock();
-        let mut rotations = lists.len(Which::Lru);
-        let mut out = Vec::with_capacity(n.min(rotations));
-        while out.len() < n {
-            let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
-                break;
-            };
-            let e = self.handle(slot);
-            if rotations > 0 && e.marks.clear(Mark::Referenced) {
-                rotations -= 1;
-                lists.push(&self.slots, slot, Which::of(&e));
-                continue;
+    /// end instead (each entry at most once per call, so the call ends). Their offsets come
+    /// from their states ([`Slab::found`]): fewer than taken where some were freed meanwhile.
+    pub(crate) fn isolate(
+        &self,
+        n: usize,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        let taken = {
+            let mut lists = self.lists.lock();
+            let mut rotations = lists.len(Which::Lru);
+            let mut out = Vec::with_capacity(n.min(rotations));
+            while out.len() < n {
+                let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
+                    break;
+                };
+                let e = self.slots.get(slot);
+                if rotations > 0 && e.marks.clear(Mark::Referenced) {
+                    rotations -= 1;
+                    lists.push(&self.slots, slot, Which::of(e));
+                    continue;
+                }
+                out.push((slot, e.generation.load(Relaxed)));
             }
-            out.push(e);
-        }
-        out
+            out
+        };
+        self.found(taken, pool_owner)
     }
 
-    /// Up to `n` clean copies, oldest first, taken out of the clean list.
-    pub(crate) fn isolate_clean(&self, n: usize) -> Vec<EntryRef<'_>> {
-        let mut lists = self.lists.lock();
-        let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
-        while out.len() < n {
-            let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
-                break;
-            };
-            out.push(self.handle(slot));
-        }
-        out
+    /// Up to `n` clean copies, oldest first, taken out of the clean list; their offsets as
+    /// [`Slab::isolate`]'s.
+    pub(crate) fn isolate_clean(
+        &self,
+        n: usize,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        let taken = {
+            let mut lists = self.lists.lock();
+            let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
+            while out.len() < n {
+                let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
+                    break;
+                };
+                out.push((slot, self.slots.get(slot).generation.load(Relaxed)));
+            }
+            out
+        };
+        self.found(taken, pool_owner)
     }
 
     /// Entries in the LRU (not counting clean copies).
@@ -295,7 +338,7 @@ impl Slab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::Mark;
+    use crate::entry::{Folio, FrameTag, Mark};
 
     fn filled(state: &State) -> Option<u64> {
         match state {
@@ -341,15 +384,35 @@ mod tests {
         for &(o, key) in &keys {
             let e = slab.get(key, o);
             assert_eq!(filled(&e.read()), Some(o), "offset {o}");
-            assert_eq!(slab.handle(key as u32).offset, o);
         }
+    }
+
+    /// Page `index` of a folio of 4 pages from `first`.
+    fn folio_page(first: u64, index: usize) -> State {
+        State::Folio {
+            folio: std::sync::Arc::new(Folio {
+                id: first,
+                first,
+                pages: 4,
+                members: 4,
+                codec: FrameTag::Primary,
+                length: 100,
+                chunks: parking_lot::RwLock::new(Vec::new()),
+                live: 4.into(),
+            }),
+            index,
+        }
+    }
+
+    fn no_pool(_: &Handle) -> u64 {
+        unreachable!("no entry here is a pool object")
     }
 
     #[test]
     fn a_reused_slot_starts_clear_and_its_old_handle_sees_it_dead() {
         let slab = Slab::default();
         let old = slab.alloc(1, State::Filled(1));
-        let other = slab.alloc(2, State::Filled(2));
+        let other = slab.alloc(2, folio_page(0, 2));
         for m in [Mark::Referenced, Mark::Idle, Mark::Tried, Mark::Clean] {
             old.marks.set(m);
         }
@@ -368,8 +431,46 @@ mod tests {
         // The old handle never puts the slot back in a list; the other entry is the LRU's.
         slab.push(&old);
         assert_eq!(new.marks.list(), 0);
-        let isolated = slab.isolate(4);
+        let isolated = slab.isolate(4, no_pool);
         assert_eq!(isolated.iter().map(|e| e.offset).collect::<Vec<_>>(), [2]);
         assert!(!other.marks.get(Mark::Referenced) && !other.marks.get(Mark::Clean));
+    }
+
+    #[test]
+    fn entries_taken_from_a_list_carry_the_offset_their_state_names() {
+        let slab = Slab::default();
+        // A folio's pages at 10 + index, each taken out with its own; a page gone from the
+        // pool meanwhile (or freed) is left out, and leaves the list all the same.
+        let pages: Vec<_> = (0..4)
+            .map(|i| slab.alloc(10 + i as u64, folio_page(10, i)))
+            .collect();
+        let gone = slab.alloc(7, folio_page(4, 3));
+        let freed = slab.alloc(8, folio_page(5, 3));
+        slab.push_all(&[&pages[..2], &[gone, freed], &pages[2..]].concat());
+        *gone.write() = State::Filled(0);
+        let mut state = freed.write();
+        *state = State::Dead;
+        slab.retire(&freed);
+        drop(state);
+        pages[3].marks.set(Mark::Referenced);
+        // Four taken: three found, `gone` left out.
+        let isolated = slab.isolate(4, no_pool);
+        let offsets: Vec<u64> = isolated.iter().map(|e| e.offset).collect();
+        assert_eq!(offsets, [10, 11, 12]);
+        assert!(
+            isolated
+                .iter()
+                .all(|e| e.key() == slab.get(e.key(), e.offset).key())
+        );
+        // The referenced page goes round once, and out the second time, with its offset.
+        let last = slab.isolate(5, no_pool);
+        assert_eq!(last.iter().map(|e| e.offset).collect::<Vec<_>>(), [13]);
+        assert_eq!(last[0].key(), pages[3].key());
+        assert!(slab.isolate(5, no_pool).is_empty());
+        // The clean list's the same way.
+        pages[1].marks.set(Mark::Clean);
+        slab.push(&pages[1]);
+        let clean = slab.isolate_clean(2, no_pool);
+        assert_eq!(clean.iter().map(|e| e.offset).collect::<Vec<_>>(), [11]);
     }
 }
