@@ -14,7 +14,9 @@
 //!
 //! Printed after filling each size: the process's resident memory beyond the pool's chunks
 //! per page (`/proc/self/statm` before and after the fill, each after `malloc_trim`, less the
-//! arena's mapped chunks: the map, the entries and the LRU), the arena's kept free pages, and
+//! arena's mapped chunks: the map, the entries and the LRU; and less the backing pages
+//! resident as the kernel counts them, `mincore`, where the arena's thread leaves part of
+//! the mapped chunks not resident), the arena's kept free pages, and
 //! the minor page faults per page (`getrusage`) of the fill and of a second pass storing
 //! every page again over itself (the steady state); and after the timed runs, what the
 //! arena keeps once half the pages (picked by a hash) are invalidated and the pool
@@ -108,13 +110,17 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     let s = z.pool_stats();
     if let (Some(b), Some(a)) = (before, rss()) {
         let beyond = a.saturating_sub(b).saturating_sub(s.arena_size());
+        let resident = z.pool_resident_pages() * PAGE_SIZE;
+        let beyond_resident = a as f64 - b as f64 - resident as f64;
         eprintln!(
             "scale 2^{log2}: pool {:.1} MiB in {} chunks ({} free pages kept), RSS beyond the \
-             chunks {:.0} B/page, {:.3} minor faults per page stored",
+             chunks {:.0} B/page, beyond their resident pages {:.0} B/page, {:.3} minor \
+             faults per page stored",
             s.total_size() as f64 / (1 << 20) as f64,
             s.chunks,
             s.cached_pages,
             beyond as f64 / n as f64,
+            beyond_resident / n as f64,
             fill_faults as f64 / n as f64
         );
     }
