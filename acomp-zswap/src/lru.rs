@@ -78,8 +78,8 @@ impl Lists {
 
     /// Puts slot `i` at the young end of `which`, out of the list it was in.
     pub(crate) fn push(&mut self, slots: &Slots, i: u32, which: Which) {
-        self.unlink(slots, i);
         let e = at(slots, i);
+        self.unlink_entry(slots, e);
         let list = self.list(which);
         e.prev.store(list.tail, Relaxed);
         e.next.store(NIL, Relaxed);
@@ -94,7 +94,11 @@ impl Lists {
 
     /// Takes slot `i` out of its list, if it is in one; returns which.
     pub(crate) fn unlink(&mut self, slots: &Slots, i: u32) -> Option<Which> {
-        let e = at(slots, i);
+        self.unlink_entry(slots, at(slots, i))
+    }
+
+    /// [`Lists::unlink`] of the slot whose entry is `e`.
+    fn unlink_entry(&mut self, slots: &Slots, e: &Entry) -> Option<Which> {
         let which = match e.marks.set_list(0) {
             0 => return None,
             1 => Which::Lru,
@@ -131,12 +135,14 @@ impl Lists {
         }
     }
 
-    /// A slot for a new entry: the last freed, else a new one (whose chunk the caller
-    /// makes: [`Slots::make`]); `None` where all [`MAX_SLOTS`] are taken.
-    pub(crate) fn take(&mut self) -> Option<u32> {
+    /// A slot for a new entry: the last freed, else a new one, its chunk made here where it
+    /// is the chunk's first ([`Slots::make`]), so that no one is given a slot of a chunk
+    /// not made yet; `None` where all [`MAX_SLOTS`] are taken.
+    pub(crate) fn take(&mut self, slots: &Slots) -> Option<u32> {
         self.free.pop().or_else(|| {
             let i = self.taken;
             (i < MAX_SLOTS).then(|| {
+                slots.make(i);
                 self.taken = i + 1;
                 i
             })
@@ -157,8 +163,7 @@ mod tests {
     fn slots(n: u32) -> (Slots, Lists) {
         let (slots, mut lists) = (Slots::default(), Lists::default());
         for i in 0..n {
-            assert_eq!(lists.take(), Some(i));
-            slots.make(i);
+            assert_eq!(lists.take(&slots), Some(i));
         }
         (slots, lists)
     }
@@ -212,11 +217,11 @@ mod tests {
 
     #[test]
     fn slots_are_reused_last_freed_first_then_new_ones_follow_the_last_taken() {
-        let (_, mut l) = slots(4);
+        let (s, mut l) = slots(4);
         l.push_free(3);
         l.push_free(1);
         assert_eq!(
-            (l.take(), l.take(), l.take(), l.take()),
+            (l.take(&s), l.take(&s), l.take(&s), l.take(&s)),
             (Some(1), Some(3), Some(4), Some(5))
         );
     }
@@ -224,16 +229,18 @@ mod tests {
     #[test]
     fn no_slot_is_given_out_beyond_the_tables_last() {
         const { assert!(MAX_SLOTS < NIL) };
+        let s = Slots::default();
         let mut l = Lists {
             taken: MAX_SLOTS - 1,
             ..Lists::default()
         };
         assert_eq!(
-            (l.take(), l.take(), l.take()),
+            (l.take(&s), l.take(&s), l.take(&s)),
             (Some(MAX_SLOTS - 1), None, None)
         );
-        // A freed slot is still given out.
+        // The last slot's chunk is made; a freed slot is still given out.
+        assert_eq!(s.get(MAX_SLOTS - 1).marks.list(), 0);
         l.push_free(7);
-        assert_eq!((l.take(), l.take()), (Some(7), None));
+        assert_eq!((l.take(&s), l.take(&s)), (Some(7), None));
     }
 }

@@ -13,8 +13,8 @@
 //!
 //! Slot numbers reach readers only through the index and the lists, both written after the
 //! slot was taken and its entry set under its lock; new slot numbers are given out under the
-//! lists' lock (`Lists::take` in `lru.rs` counts them), and whoever takes one makes its
-//! chunk where it is the first of it ([`Slots::make`]).
+//! lists' lock (`Lists::take` in `lru.rs` counts them), which makes a chunk when it gives
+//! out its first slot ([`Slots::make`]: 4096 entries written, once every 4096 new slots).
 
 use std::sync::OnceLock;
 
@@ -95,20 +95,21 @@ impl Slots {
     /// Where `i`'s chunk was never made: a slot number no one was given.
     pub(crate) fn get(&self, i: u32) -> &Entry {
         let (c, at, _) = place(i);
-        let chunk = self.top[c >> DIR_SHIFT]
+        // Masked: no slot at or past MAX_SLOTS is given out, and the mask is one instruction
+        // where a bounds check is two.
+        let chunk = self.top[(c >> DIR_SHIFT) & (DIR_SLOTS - 1)]
             .get()
             .and_then(|dir| dir[c & (DIR_SLOTS - 1)].get())
             .expect("a slot given out");
         &chunk[at]
     }
 
-    /// Slot `i`, its chunk (and directory) made where it is the first of it: for a slot
-    /// number the lists give out new (`lru.rs`, `Lists::take`), before anyone else learns
-    /// it. Threads that make the same chunk at once wait for the one that makes it.
-    pub(crate) fn make(&self, i: u32) -> &Entry {
-        let (c, at, len) = place(i);
-        &self.top[c >> DIR_SHIFT].get_or_init(dir)[c & (DIR_SLOTS - 1)].get_or_init(|| chunk(len))
-            [at]
+    /// Makes slot `i`'s chunk (and directory) where it is the first of it: for a slot number
+    /// the lists give out new (`lru.rs`, `Lists::take`, under the lists' lock), before
+    /// anyone learns it.
+    pub(crate) fn make(&self, i: u32) {
+        let (c, _, len) = place(i);
+        self.top[c >> DIR_SHIFT].get_or_init(dir)[c & (DIR_SLOTS - 1)].get_or_init(|| chunk(len));
     }
 }
 
