@@ -162,7 +162,7 @@ impl Slab {
     fn found(
         &self,
         taken: Vec<(u32, u32)>,
-        pool_owner: impl Fn(&Handle) -> u64,
+        pool_owner: &impl Fn(&Handle) -> u64,
     ) -> Vec<EntryRef<'_>> {
         taken
             .into_iter()
@@ -173,7 +173,7 @@ impl Slab {
                     generation,
                     offset: 0,
                 };
-                e.offset = e.read().owner(&pool_owner)?;
+                e.offset = e.read().owner(pool_owner)?;
                 Some(e)
             })
             .collect()
@@ -274,31 +274,34 @@ impl Slab {
     /// Up to `n` entries from the LRU's cold end, taken out of it: zswap's second chance, an
     /// entry loaded since it was last passed over has its mark cleared and goes to the hot
     /// end instead (each entry at most once per call, so the call ends). Their offsets come
-    /// from their states ([`Slab::found`]): fewer than taken where some were freed meanwhile.
+    /// from their states ([`Slab::found`]): fewer than taken where some were freed meanwhile,
+    /// none only where the LRU is empty.
     pub(crate) fn isolate(
         &self,
         n: usize,
         pool_owner: impl Fn(&Handle) -> u64,
     ) -> Vec<EntryRef<'_>> {
-        let taken = {
-            let mut lists = self.lists.lock();
-            let mut rotations = lists.len(Which::Lru);
-            let mut out = Vec::with_capacity(n.min(rotations));
-            while out.len() < n {
-                let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
-                    break;
-                };
-                let e = self.slots.get(slot);
-                if rotations > 0 && e.marks.clear(Mark::Referenced) {
-                    rotations -= 1;
-                    lists.push(&self.slots, slot, Which::of(e));
-                    continue;
+        self.take_found(
+            || {
+                let mut lists = self.lists.lock();
+                let mut rotations = lists.len(Which::Lru);
+                let mut out = Vec::with_capacity(n.min(rotations));
+                while out.len() < n {
+                    let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
+                        break;
+                    };
+                    let e = self.slots.get(slot);
+                    if rotations > 0 && e.marks.clear(Mark::Referenced) {
+                        rotations -= 1;
+                        lists.push(&self.slots, slot, Which::of(e));
+                        continue;
+                    }
+                    out.push((slot, e.generation.load(Relaxed)));
                 }
-                out.push((slot, e.generation.load(Relaxed)));
-            }
-            out
-        };
-        self.found(taken, pool_owner)
+                out
+            },
+            pool_owner,
+        )
     }
 
     /// Up to `n` clean copies, oldest first, taken out of the clean list; their offsets as
@@ -308,18 +311,40 @@ impl Slab {
         n: usize,
         pool_owner: impl Fn(&Handle) -> u64,
     ) -> Vec<EntryRef<'_>> {
-        let taken = {
-            let mut lists = self.lists.lock();
-            let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
-            while out.len() < n {
-                let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
-                    break;
-                };
-                out.push((slot, self.slots.get(slot).generation.load(Relaxed)));
+        self.take_found(
+            || {
+                let mut lists = self.lists.lock();
+                let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
+                while out.len() < n {
+                    let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
+                        break;
+                    };
+                    out.push((slot, self.slots.get(slot).generation.load(Relaxed)));
+                }
+                out
+            },
+            pool_owner,
+        )
+    }
+
+    /// The entries `take` takes out of a list (under the lists' lock) with their offsets
+    /// ([`Slab::found`]); where every one taken was freed or left the pool meanwhile, the
+    /// next ones, so that nothing found means an empty list, as the callers read it.
+    fn take_found(
+        &self,
+        take: impl Fn() -> Vec<(u32, u32)>,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        loop {
+            let taken = take();
+            if taken.is_empty() {
+                return Vec::new();
             }
-            out
-        };
-        self.found(taken, pool_owner)
+            let found = self.found(taken, &pool_owner);
+            if !found.is_empty() {
+                return found;
+            }
+        }
     }
 
     /// Entries in the LRU (not counting clean copies).
@@ -462,6 +487,12 @@ mod tests {
         assert_eq!(last.iter().map(|e| e.offset).collect::<Vec<_>>(), [13]);
         assert_eq!(last[0].key(), pages[3].key());
         assert!(slab.isolate(5, no_pool).is_empty());
+        // A call whose every entry taken is gone takes the next ones: none found means none
+        // left.
+        let gone = slab.alloc(9, State::Filled(9));
+        slab.push_all(&[gone, pages[0]]);
+        let next = slab.isolate(1, no_pool);
+        assert_eq!(next.iter().map(|e| e.offset).collect::<Vec<_>>(), [10]);
         // The clean list's the same way.
         pages[1].marks.set(Mark::Clean);
         slab.push(&pages[1]);
