@@ -20,7 +20,9 @@
 //! per page (glibc's `mallinfo2`, exact: the index, the entries, the zspages' bookkeeping),
 //! the process's resident memory beyond the pool's chunks
 //! per page (`/proc/self/statm` before and after the fill, each after `malloc_trim`, less the
-//! arena's mapped chunks: the map, the entries and the LRU), the arena's kept free pages, and
+//! arena's mapped chunks: the map, the entries and the LRU; and less the backing pages
+//! resident as the kernel counts them, `mincore`, where the arena's thread leaves part of
+//! the mapped chunks not resident), the arena's kept free pages, and
 //! the minor page faults per page (`getrusage`) of the fill and of a second pass storing
 //! every page again over itself (the steady state); and after the timed runs, what the
 //! arena keeps once half the pages (picked by a hash) are invalidated and the pool
@@ -35,7 +37,12 @@
 //! ACOMP_SCALE_MAX_LOG2=20 cargo bench -p acomp-zswap --bench scale   # up to 2^20 (4 GiB of input)
 //! ```
 //!
-//! Sizes run: 2^14, 2^16, 2^18, 2^20, those up to `ACOMP_SCALE_MAX_LOG2` (default 16).
+//! Sizes run: 2^14, 2^16, 2^18, 2^20, those up to `ACOMP_SCALE_MAX_LOG2` (default 16) and
+//! from `ACOMP_SCALE_MIN_LOG2` (default 14). The memory line of a size after the first in a
+//! run may count the last size's chunks, which the arena's thread lets go of after the
+//! tier is gone (it reads low, even below 0): for memory, one size a process, e.g.
+//! `ACOMP_SCALE_MIN_LOG2=18 ACOMP_SCALE_MAX_LOG2=18 target/release/deps/scale-<hash> --bench
+//! no-timed-run` (the fill and its lines only).
 //! Under `cargo test --benches` only 2^14 is filled, each routine run once.
 
 use std::hint::black_box;
@@ -148,13 +155,17 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     let s = z.pool_stats();
     if let (Some(b), Some(a)) = (before, rss_after) {
         let beyond = a.saturating_sub(b).saturating_sub(s.arena_size());
+        let resident = z.pool_resident_pages() * PAGE_SIZE;
+        let beyond_resident = a as f64 - b as f64 - resident as f64;
         eprintln!(
             "scale 2^{log2}: pool {:.1} MiB in {} chunks ({} free pages kept), RSS beyond the \
-             chunks {:.0} B/page, {:.3} minor faults per page stored",
+             chunks {:.0} B/page, beyond their resident pages {:.0} B/page, {:.3} minor \
+             faults per page stored",
             s.total_size() as f64 / (1 << 20) as f64,
             s.chunks,
             s.cached_pages,
             beyond as f64 / n as f64,
+            beyond_resident / n as f64,
             fill_faults as f64 / n as f64
         );
     }
@@ -328,7 +339,14 @@ fn main() {
     } else {
         14
     };
-    for log2 in (14..=max.min(20)).step_by(2) {
+    // One size a process for memory figures beyond the first size's: the arena's thread
+    // holds the last size's chunks until it ends, after its tier is gone, so that the next
+    // size's "before" may count them.
+    let min: u32 = std::env::var("ACOMP_SCALE_MIN_LOG2")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(14);
+    for log2 in (14..=max.min(20)).step_by(2).filter(|&l| l >= min) {
         scale(&mut c, &base, log2);
     }
     c.final_summary();

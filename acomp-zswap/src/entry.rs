@@ -3,9 +3,7 @@
 //! and a folio's frame that the entries of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
 //! describes itself with, nothing of the tier.
 
-use std::sync::atomic::{
-    AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
-};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::RwLock;
 
@@ -45,52 +43,128 @@ pub(crate) struct Entry {
     /// Bumped when the slot is freed, under its lock held for writing and the lists' lock:
     /// a handle of an older generation finds the slot dead.
     pub(crate) generation: AtomicU32,
-    /// Its offset, while the slot is an entry (set when the slot is taken).
-    pub(crate) offset: AtomicU64,
-    /// Its place in the lists (`lru.rs`), changed only under the lists' lock.
-    pub(crate) links: Links,
-    /// Loaded since the shrinker last passed it over (zswap's `entry->referenced`).
-    pub(crate) referenced: AtomicBool,
-    /// zram's idle mark and whether recompression was tried since the store.
-    pub(crate) idle: IdleMark,
-    /// A clean copy ([`crate::Zswap::load_clean`]): set under the entry's lock held for
-    /// reading or writing, cleared and acted on only under it held for writing.
-    pub(crate) clean: AtomicBool,
-}
-
-/// A slot's links in one of the lists of `lru.rs` (the LRU, the clean copies, the free
-/// slots): the slots before and after it, and which list, all changed only under the
-/// lists' lock.
-#[derive(Debug, Default)]
-pub(crate) struct Links {
+    /// The slots before and after it in its list (`lru.rs`), changed only under the lists'
+    /// lock.
     pub(crate) prev: AtomicU32,
     pub(crate) next: AtomicU32,
-    /// 0 out of every list; else `lru.rs`'s list number.
-    pub(crate) list: AtomicU8,
+    /// Its marks and which list it is in, in one byte ([`Marks`]).
+    pub(crate) marks: Marks,
+}
+
+impl Default for Entry {
+    /// An empty slot: dead, generation 0, in no list, no marks.
+    fn default() -> Self {
+        Entry {
+            lock: RwLock::new(State::Dead),
+            generation: AtomicU32::new(0),
+            prev: AtomicU32::new(0),
+            next: AtomicU32::new(0),
+            marks: Marks::default(),
+        }
+    }
 }
 
 impl Entry {
-    /// A new entry at `offset`: not referenced, out of the lists, not idle, not clean.
-    pub(crate) fn new(offset: u64, state: State) -> Self {
-        Entry {
-            lock: RwLock::new(state),
-            generation: AtomicU32::new(0),
-            offset: AtomicU64::new(offset),
-            links: Links::default(),
-            referenced: AtomicBool::new(false),
-            idle: IdleMark::default(),
-            clean: AtomicBool::new(false),
+    /// Makes a slot a new entry, its marks clear; the caller holds its lock for writing and
+    /// has written the new state.
+    ///
+    /// It keeps no offset: whoever takes it out of a list learns it from the state, under
+    /// its lock ([`State::owner`]).
+    pub(crate) fn reset(&self) {
+        self.marks.clear_all();
+    }
+}
+
+/// One of an entry's marks, a bit of [`Marks`]. Each is set and cleared alone, by an atomic
+/// read-modify-write of the byte, so that setting one never undoes another set at once on
+/// the same entry; all are `Relaxed`, as the separate flags they replace were: the entry's
+/// lock orders what must be ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// Loaded since the shrinker last passed it over (zswap's `entry->referenced`).
+    Referenced = 1 << 2,
+    /// zram's idle mark (`ZRAM_IDLE`).
+    Idle = 1 << 3,
+    /// Recompression tried it since the store (zram's `ZRAM_INCOMPRESSIBLE` for its
+    /// recompression).
+    Tried = 1 << 4,
+    /// A clean copy ([`crate::Zswap::load_clean`]): set under the entry's lock held for
+    /// reading or writing, cleared and acted on only under it held for writing.
+    Clean = 1 << 5,
+}
+
+/// An entry's marks ([`Mark`]) and, in the two low bits, the list it is in (0 none, else
+/// `lru.rs`'s list number), which only the lists' lock changes.
+#[derive(Debug, Default)]
+pub(crate) struct Marks(AtomicU8);
+
+/// The bits of the list number.
+const LIST: u8 = 0b11;
+
+impl Marks {
+    /// Whether `m` is set.
+    pub(crate) fn get(&self, m: Mark) -> bool {
+        self.0.load(Relaxed) & m as u8 != 0
+    }
+
+    /// Sets `m`; returns whether it was set before.
+    pub(crate) fn set(&self, m: Mark) -> bool {
+        self.0.fetch_or(m as u8, Relaxed) & m as u8 != 0
+    }
+
+    /// Clears `m`; returns whether it was set before.
+    pub(crate) fn clear(&self, m: Mark) -> bool {
+        self.0.fetch_and(!(m as u8), Relaxed) & m as u8 != 0
+    }
+
+    /// A load: the entry is referenced and no longer idle. Most loads find it so already:
+    /// a read, not a write that moves the cache line (zswap stores `referenced` on every
+    /// load).
+    pub(crate) fn loaded(&self) {
+        let b = self.0.load(Relaxed);
+        if b & Mark::Referenced as u8 == 0 {
+            self.set(Mark::Referenced);
+        }
+        if b & Mark::Idle as u8 != 0 {
+            self.clear(Mark::Idle);
         }
     }
 
-    /// Makes a free slot the entry of `offset`, its marks clear; the caller holds its lock
-    /// for writing and `state` is the new state.
-    pub(crate) fn reset(&self, offset: u64) {
-        self.offset.store(offset, Relaxed);
-        self.referenced.store(false, Relaxed);
-        self.idle.idle.store(false, Relaxed);
-        self.idle.tried.store(false, Relaxed);
-        self.clean.store(false, Relaxed);
+    /// Clears every mark, keeping the list number.
+    fn clear_all(&self) {
+        self.0.fetch_and(LIST, Relaxed);
+    }
+
+    /// The list it is in: 0 for none. Changed only under the lists' lock.
+    pub(crate) fn list(&self) -> u8 {
+        self.0.load(Relaxed) & LIST
+    }
+
+    /// Records that it is in list `list` (0: none), under the lists' lock; returns the
+    /// list it was in.
+    pub(crate) fn set_list(&self, list: u8) -> u8 {
+        debug_assert!(list <= LIST);
+        // Only the lists' lock changes these bits: no other write of them can come between
+        // the load and the flip, which leaves the marks (changed by anyone) as they are.
+        let old = self.list();
+        if old != list {
+            self.0.fetch_xor(old ^ list, Relaxed);
+        }
+        old
+    }
+}
+
+impl State {
+    /// The offset whose entry holds this state, where it is in the pool (the only entries
+    /// in the lists): a frame's object carries its store's offset as its owner's tag
+    /// (`pool_owner` reads it), a folio's page is the folio's first offset plus its index;
+    /// `None` for the others, which no list holds.
+    pub(crate) fn owner(&self, pool_owner: impl FnOnce(&Handle) -> u64) -> Option<u64> {
+        match self {
+            State::Pool { handle, .. } => Some(pool_owner(handle)),
+            State::Folio { folio, index } => Some(folio.first + *index as u64),
+            State::Filled(_) | State::Device { .. } | State::Dead => None,
+        }
     }
 }
 
@@ -101,25 +175,6 @@ pub(crate) enum FrameTag {
     Primary,
     /// The recompression transform ([`crate::Builder::recompress`]'s).
     Recompressed,
-}
-
-/// An entry's idle mark (zram's `ZRAM_IDLE`) and whether recompression has tried it
-/// (zram's `ZRAM_INCOMPRESSIBLE` for its recompression): both start clear with the entry,
-/// that is with each store.
-#[derive(Debug, Default)]
-pub(crate) struct IdleMark {
-    pub(crate) idle: AtomicBool,
-    pub(crate) tried: AtomicBool,
-}
-
-impl IdleMark {
-    /// An access: the entry is no longer idle.
-    pub(crate) fn touch(&self) {
-        // Most loads find it clear: a read, not a write that moves the cache line.
-        if self.idle.load(Relaxed) {
-            self.idle.store(false, Relaxed);
-        }
-    }
 }
 
 /// One folio's frame, shared by the entries of its pages.
@@ -161,8 +216,10 @@ mod tests {
 
     #[test]
     fn sizes() {
-        // A pool handle of 16 bytes: `State` 24, an entry one cache line (issue 41).
+        // A pool handle of 16 bytes: `State` 24, an entry 48 (issue 41: its lock 8, the
+        // state, generation and links 12, the marks 1, padded to 8), and a slot of the slab
+        // no more than its entry.
         assert_eq!(std::mem::size_of::<State>(), 24);
-        assert_eq!(std::mem::size_of::<Entry>(), 64);
+        assert_eq!(std::mem::size_of::<Entry>(), 48);
     }
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use acomp::{Codec, Segment};
 use parking_lot::RwLock;
 
-use crate::entry::{Folio, FrameTag, State};
+use crate::entry::{Folio, FrameTag, Mark, State};
 use crate::filled::same_filled_word;
 use crate::outcome::{
     FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError, StoreKind,
@@ -237,9 +237,9 @@ impl Zswap {
                     _ => None,
                 });
                 if let Some(folio) = whole {
-                    entries
-                        .iter()
-                        .for_each(|e| e.referenced.store(true, Ordering::Relaxed));
+                    entries.iter().for_each(|e| {
+                        e.marks.set(Mark::Referenced);
+                    });
                     let chunks = folio.chunks.read();
                     return self
                         .decode_frame(folio.codec, &chunks, folio.length, pages.as_flattened_mut())
@@ -290,7 +290,7 @@ impl Zswap {
                     needed: folio.pages,
                 });
             }
-            entry.referenced.store(true, Ordering::Relaxed);
+            entry.marks.set(Mark::Referenced);
             let chunks = folio.chunks.read();
             self.decode_frame(
                 folio.codec,

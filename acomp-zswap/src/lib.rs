@@ -186,6 +186,7 @@ mod pool;
 mod recompress;
 mod shrink;
 mod slab;
+mod slots;
 mod stats;
 mod store;
 mod sys;

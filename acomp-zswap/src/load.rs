@@ -5,11 +5,10 @@
 //! Exclusive loads (`take`) and clean copies ([`Zswap::load_clean`]) are loads too.
 
 use std::io::IoSliceMut;
-use std::sync::atomic::Ordering::Relaxed;
 
 use acomp::Acomp;
 
-use crate::entry::{FrameTag, State};
+use crate::entry::{FrameTag, Mark, State};
 use crate::filled::fill_word;
 use crate::outcome::{LoadError, LoadKind};
 use crate::pool;
@@ -99,7 +98,7 @@ impl Zswap {
                 // Dropped, invalidated or replaced since the lookup: look again.
                 continue;
             }
-            if entry.clean.swap(false, Relaxed) {
+            if entry.marks.clear(Mark::Clean) {
                 dec(&self.counters.clean_pages);
                 self.entries.follow_mark(&entry);
             }
@@ -124,13 +123,12 @@ impl Zswap {
                 // Replaced or invalidated since the lookup: look again.
                 continue;
             }
-            entry.referenced.store(true, Relaxed);
-            entry.idle.touch();
+            entry.marks.loaded();
             if !CLEAN {
                 return self.read(&state, page);
             }
             let kind = self.read(&state, page)?;
-            if !entry.clean.swap(true, Relaxed) {
+            if !entry.marks.set(Mark::Clean) {
                 inc(&self.counters.clean_pages);
                 self.entries.follow_mark(&entry);
             }

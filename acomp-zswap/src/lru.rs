@@ -1,22 +1,22 @@
 //! The lists of the entries' slots (`slab.rs`), intrusive in the slots themselves: the LRU
 //! of pool entries (zswap's `list_lru`), the clean copies ([`crate::Zswap::load_clean`])
 //! that the shrinker (`shrink.rs`) drops first, and the free slots. The LRU and the clean
-//! list are doubly linked through each slot's [`Links`](crate::entry::Links) by slot
-//! number, so that putting an entry in or taking it out costs O(1) and allocates nothing;
-//! the free slots are a stack. A leaf over the slots: the slab holds the one lock they are
-//! all changed under.
+//! list are doubly linked through each slot's `prev` and `next` by slot number, the list's
+//! number in its [`Marks`](crate::entry::Marks), so that putting an entry in or taking it
+//! out costs O(1) and allocates nothing; the free slots are a stack, and the count of slots
+//! ever taken gives the next new one. A leaf over the slots: the slab holds the one lock
+//! they are all changed under.
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::Entry;
+use crate::entry::{Entry, Mark};
+use crate::slots::MAX_SLOTS;
+pub(crate) use crate::slots::Slots;
 
 /// No slot: the end of a list.
 const NIL: u32 = u32::MAX;
 
-/// The slots of the tier, by number.
-pub(crate) type Slots = boxcar::Vec<Entry>;
-
-/// One of the two linked lists, as `Links::list` records it (0 is neither).
+/// One of the two linked lists, as `Marks::list` records it (0 is neither).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Which {
     /// Pool entries, coldest first: the writeback's.
@@ -28,7 +28,7 @@ pub(crate) enum Which {
 impl Which {
     /// The list an entry's clean mark names.
     pub(crate) fn of(e: &Entry) -> Which {
-        if e.clean.load(Relaxed) {
+        if e.marks.get(Mark::Clean) {
             Which::Clean
         } else {
             Which::Lru
@@ -60,10 +60,12 @@ pub(crate) struct Lists {
     lru: List,
     clean: List,
     free: Vec<u32>,
+    /// Slots ever taken: the next new slot's number.
+    taken: u32,
 }
 
 fn at(slots: &Slots, i: u32) -> &Entry {
-    &slots[i as usize]
+    slots.get(i)
 }
 
 impl Lists {
@@ -76,37 +78,41 @@ impl Lists {
 
     /// Puts slot `i` at the young end of `which`, out of the list it was in.
     pub(crate) fn push(&mut self, slots: &Slots, i: u32, which: Which) {
-        self.unlink(slots, i);
-        let links = &at(slots, i).links;
+        let e = at(slots, i);
+        self.unlink_entry(slots, e);
         let list = self.list(which);
-        links.prev.store(list.tail, Relaxed);
-        links.next.store(NIL, Relaxed);
+        e.prev.store(list.tail, Relaxed);
+        e.next.store(NIL, Relaxed);
         match list.tail {
             NIL => list.head = i,
-            t => at(slots, t).links.next.store(i, Relaxed),
+            t => at(slots, t).next.store(i, Relaxed),
         }
         list.tail = i;
         list.len += 1;
-        links.list.store(which as u8, Relaxed);
+        e.marks.set_list(which as u8);
     }
 
     /// Takes slot `i` out of its list, if it is in one; returns which.
     pub(crate) fn unlink(&mut self, slots: &Slots, i: u32) -> Option<Which> {
-        let links = &at(slots, i).links;
-        let which = match links.list.swap(0, Relaxed) {
+        self.unlink_entry(slots, at(slots, i))
+    }
+
+    /// [`Lists::unlink`] of the slot whose entry is `e`.
+    fn unlink_entry(&mut self, slots: &Slots, e: &Entry) -> Option<Which> {
+        let which = match e.marks.set_list(0) {
             0 => return None,
             1 => Which::Lru,
             _ => Which::Clean,
         };
-        let (prev, next) = (links.prev.load(Relaxed), links.next.load(Relaxed));
+        let (prev, next) = (e.prev.load(Relaxed), e.next.load(Relaxed));
         let list = self.list(which);
         match prev {
             NIL => list.head = next,
-            p => at(slots, p).links.next.store(next, Relaxed),
+            p => at(slots, p).next.store(next, Relaxed),
         }
         match next {
             NIL => list.tail = prev,
-            n => at(slots, n).links.prev.store(prev, Relaxed),
+            n => at(slots, n).prev.store(prev, Relaxed),
         }
         list.len -= 1;
         Some(which)
@@ -129,9 +135,18 @@ impl Lists {
         }
     }
 
-    /// A free slot to reuse, if one is left.
-    pub(crate) fn pop_free(&mut self) -> Option<u32> {
-        self.free.pop()
+    /// A slot for a new entry: the last freed, else a new one, its chunk made here where it
+    /// is the chunk's first ([`Slots::make`]), so that no one is given a slot of a chunk
+    /// not made yet; `None` where all [`MAX_SLOTS`] are taken.
+    pub(crate) fn take(&mut self, slots: &Slots) -> Option<u32> {
+        self.free.pop().or_else(|| {
+            let i = self.taken;
+            (i < MAX_SLOTS).then(|| {
+                slots.make(i);
+                self.taken = i + 1;
+                i
+            })
+        })
     }
 
     /// Slot `i` is free (out of both lists already).
@@ -143,14 +158,14 @@ impl Lists {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::State;
 
-    fn slots(n: u64) -> Slots {
-        let slots = Slots::new();
-        (0..n).for_each(|o| {
-            slots.push(Entry::new(o, State::Dead));
-        });
-        slots
+    /// `n` slots taken, as the slab takes them.
+    fn slots(n: u32) -> (Slots, Lists) {
+        let (slots, mut lists) = (Slots::default(), Lists::default());
+        for i in 0..n {
+            assert_eq!(lists.take(&slots), Some(i));
+        }
+        (slots, lists)
     }
 
     fn drain(lists: &mut Lists, slots: &Slots, which: Which) -> Vec<u32> {
@@ -159,8 +174,7 @@ mod tests {
 
     #[test]
     fn a_list_gives_its_slots_coldest_first_and_unlinks_any_of_them() {
-        let s = slots(5);
-        let mut l = Lists::default();
+        let (s, mut l) = slots(5);
         (0..5).for_each(|i| l.push(&s, i, Which::Lru));
         // From the middle, the head and the tail.
         assert_eq!(l.unlink(&s, 2), Some(Which::Lru));
@@ -175,17 +189,58 @@ mod tests {
         assert_eq!(drain(&mut l, &s, Which::Lru), [3, 1, 2]);
         assert_eq!(drain(&mut l, &s, Which::Clean), [0]);
         assert_eq!((l.len(Which::Lru), l.len(Which::Clean)), (0, 0));
-        assert!((0..5).all(|i| s[i].links.list.load(Relaxed) == 0));
+        assert!((0..5).all(|i| s.get(i).marks.list() == 0));
     }
 
     #[test]
-    fn free_slots_are_reused_last_freed_first() {
-        let mut l = Lists::default();
+    fn the_list_number_and_the_marks_share_a_byte_without_touching_each_other() {
+        let (s, mut l) = slots(3);
+        let e = s.get(1);
+        e.marks.set(Mark::Referenced);
+        e.marks.set(Mark::Tried);
+        l.push(&s, 1, Which::Clean);
+        l.push(&s, 1, Which::Lru);
+        assert_eq!(e.marks.list(), Which::Lru as u8);
+        // The marks survive the list's moves, and the list number survives the marks'.
+        assert!(e.marks.get(Mark::Referenced) && e.marks.get(Mark::Tried));
+        assert!(!e.marks.get(Mark::Idle) && !e.marks.get(Mark::Clean));
+        e.marks.set(Mark::Clean);
+        e.marks.clear(Mark::Referenced);
+        e.marks.loaded();
+        assert_eq!(e.marks.list(), Which::Lru as u8);
+        assert_eq!(l.unlink(&s, 1), Some(Which::Lru));
+        assert!(e.marks.get(Mark::Clean) && e.marks.get(Mark::Tried));
+        // Its neighbours' bytes are their own.
+        assert_eq!((s.get(0).marks.list(), s.get(2).marks.list()), (0, 0));
+        assert!(!s.get(0).marks.get(Mark::Clean) && !s.get(2).marks.get(Mark::Clean));
+    }
+
+    #[test]
+    fn slots_are_reused_last_freed_first_then_new_ones_follow_the_last_taken() {
+        let (s, mut l) = slots(4);
         l.push_free(3);
         l.push_free(1);
         assert_eq!(
-            (l.pop_free(), l.pop_free(), l.pop_free()),
-            (Some(1), Some(3), None)
+            (l.take(&s), l.take(&s), l.take(&s), l.take(&s)),
+            (Some(1), Some(3), Some(4), Some(5))
         );
+    }
+
+    #[test]
+    fn no_slot_is_given_out_beyond_the_tables_last() {
+        const { assert!(MAX_SLOTS < NIL) };
+        let s = Slots::default();
+        let mut l = Lists {
+            taken: MAX_SLOTS - 1,
+            ..Lists::default()
+        };
+        assert_eq!(
+            (l.take(&s), l.take(&s), l.take(&s)),
+            (Some(MAX_SLOTS - 1), None, None)
+        );
+        // The last slot's chunk is made; a freed slot is still given out.
+        assert_eq!(s.get(MAX_SLOTS - 1).marks.list(), 0);
+        l.push_free(7);
+        assert_eq!((l.take(&s), l.take(&s)), (Some(7), None));
     }
 }

@@ -46,7 +46,7 @@
 //! their number in the arena, which keeps every chunk while the pool lives. It is not
 //! `Clone`: the one owner of an object frees it, once, and nothing outlives the free. Each
 //! object carries its owner's tag (the store's swap offset), so that compaction can find who
-//! to tell.
+//! to tell, and the shrinker the offset of an entry it takes from the LRU ([`Pool::owner`]).
 //!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
 //! the `class->lock` of zsmalloc, taken to allocate and free only. An object's bytes take
@@ -354,6 +354,15 @@ impl Pool {
         let handle = class.handle(index, id, zspage, obj);
         state.fix_fullness_group(id, class.info.objs_per_zspage);
         Some(handle)
+    }
+
+    /// The owner's tag `handle`'s object was allocated with (kept when compaction moves it):
+    /// the tier's shrinker learns an entry's offset from it.
+    pub fn owner(&self, handle: &Handle) -> u64 {
+        let state = self.classes[handle.class as usize].state.lock();
+        state.zspages[handle.zspage as usize]
+            .as_ref()
+            .map_or(0, |z| z.owners[handle.obj as usize])
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its

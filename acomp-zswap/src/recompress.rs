@@ -27,7 +27,7 @@ use parking_lot::{Condvar, Mutex};
 
 #[cfg(doc)]
 use crate::Builder;
-use crate::entry::{FrameTag, State};
+use crate::entry::{FrameTag, Mark, State};
 use crate::slab::EntryRef;
 use crate::stats::inc;
 use crate::sys;
@@ -58,7 +58,7 @@ impl Zswap {
         for shard in self.index.shards() {
             for (offset, key) in shard.lock().iter() {
                 // Under the shard's lock: the slot is the offset's entry.
-                self.entries.get(key, offset).idle.idle.store(true, Relaxed);
+                self.entries.get(key, offset).marks.set(Mark::Idle);
             }
         }
     }
@@ -71,8 +71,7 @@ impl Zswap {
 
     /// Whether `offset`'s entry is marked idle now.
     pub fn is_idle(&self, offset: u64) -> bool {
-        self.lookup(offset)
-            .is_some_and(|e| e.idle.idle.load(Relaxed))
+        self.lookup(offset).is_some_and(|e| e.marks.get(Mark::Idle))
     }
 
     /// Recompresses up to `max_pages` idle entries with the [`Builder::recompress`]
@@ -125,9 +124,9 @@ impl Zswap {
                 .map(|(offset, key)| self.entries.get(key, offset))
                 .filter(|e| {
                     // Clean copies are the first to be dropped: not worth the CPU.
-                    e.idle.idle.load(Relaxed)
-                        && !e.idle.tried.load(Relaxed)
-                        && !e.clean.load(Relaxed)
+                    e.marks.get(Mark::Idle)
+                        && !e.marks.get(Mark::Tried)
+                        && !e.marks.get(Mark::Clean)
                 })
                 .take(max_pages - tried)
                 .collect();
@@ -237,7 +236,7 @@ impl Zswap {
         };
         self.pool.write(&mut handle, &dst[..new_length]);
         let mut state = entry.write();
-        let unchanged = entry.idle.idle.load(Relaxed)
+        let unchanged = entry.marks.get(Mark::Idle)
             && matches!(
                 &*state,
                 State::Pool { length, incompressible: false, codec: FrameTag::Primary, .. }

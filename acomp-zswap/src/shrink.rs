@@ -6,7 +6,7 @@
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::State;
+use crate::entry::{Mark, State};
 use crate::load::checksum;
 use crate::outcome::StoreError;
 use crate::pool::{AllocError, Handle};
@@ -139,7 +139,7 @@ impl Zswap {
             }
             // One at a time: a clean copy's drop costs no I/O, and each may be the last
             // one needed.
-            let Some(victim) = self.entries.isolate_clean(1).pop() else {
+            let Some(victim) = self.entries.isolate_clean(1, |h| self.pool.owner(h)).pop() else {
                 break;
             };
             if self.drop_clean_one(&victim) {
@@ -159,7 +159,7 @@ impl Zswap {
         if matches!(*state, State::Dead) {
             return false;
         }
-        if !entry.clean.load(Relaxed) {
+        if !entry.marks.get(Mark::Clean) {
             self.entries.push(entry);
             return false;
         }
@@ -251,7 +251,7 @@ impl Zswap {
     fn try_write_batch(&self, n: usize) -> io::Result<(usize, usize)> {
         let c = &self.counters;
         let dev = self.device.as_ref().expect("callers check for a device");
-        let victims = self.entries.isolate(n);
+        let victims = self.entries.isolate(n, |h| self.pool.owner(h));
         if victims.is_empty() {
             return Ok((0, 0));
         }
@@ -265,7 +265,7 @@ impl Zswap {
                 self.entries.push(v);
                 continue;
             };
-            if v.clean.load(Relaxed) {
+            if v.marks.get(Mark::Clean) {
                 // A clean copy is dropped at the budget, never written back.
                 self.entries.push(v);
                 continue;

@@ -1,5 +1,5 @@
-//! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one vector that
-//! grows without moving what it holds (`boxcar`), reached by its slot number; a freed slot
+//! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one table that
+//! grows without moving what it holds (`slots.rs`), reached by its slot number; a freed slot
 //! is reused by a later store, so that an entry costs no allocation of its own and the
 //! index holds 8 bytes per offset (slot and generation), not a pointer to a reference count.
 //!
@@ -26,8 +26,9 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::entry::{Entry, State};
+use crate::entry::{Entry, Mark, State};
 use crate::lru::{Lists, Slots, Which};
+use crate::pool::Handle;
 
 /// What an old handle's guard shows: the entry is gone.
 static DEAD: State = State::Dead;
@@ -85,12 +86,12 @@ impl<'a> EntryRef<'a> {
         })
     }
 
-    /// Marks the entry tried by recompression (`IdleMark::tried`), if it is still the
+    /// Marks the entry tried by recompression ([`Mark::Tried`]), if it is still the
     /// handle's: a slot reused since is another offset's entry, whose mark is its own.
     pub(crate) fn mark_tried(&self) {
         let _state = self.entry.lock.read();
         if self.live() {
-            self.entry.idle.tried.store(true, Relaxed);
+            self.entry.marks.set(Mark::Tried);
         }
     }
 
@@ -153,21 +154,36 @@ impl DerefMut for Write<'_> {
 }
 
 impl Slab {
-    fn handle(&self, slot: u32) -> EntryRef<'_> {
-        let entry = &self.slots[slot as usize];
-        EntryRef {
-            entry,
-            slot,
-            generation: entry.generation.load(Relaxed),
-            offset: entry.offset.load(Relaxed),
-        }
+    /// Handles on `taken`, slots taken out of a list with the generations they had there,
+    /// each with the offset its state names under its lock (`State::owner`, through
+    /// `pool_owner`). A slot freed since, or holding no state of the pool, is left out:
+    /// freed, it is on the free stack; out of the pool, it belongs in no list. The caller
+    /// holds no entry's lock (each is waited for, one at a time) and not the lists'.
+    fn found(
+        &self,
+        taken: Vec<(u32, u32)>,
+        pool_owner: &impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        taken
+            .into_iter()
+            .filter_map(|(slot, generation)| {
+                let mut e = EntryRef {
+                    entry: self.slots.get(slot),
+                    slot,
+                    generation,
+                    offset: 0,
+                };
+                e.offset = e.read().owner(pool_owner)?;
+                Some(e)
+            })
+            .collect()
     }
 
     /// The entry the index keeps as `key` for `offset`.
     pub(crate) fn get(&self, key: u64, offset: u64) -> EntryRef<'_> {
         let slot = key as u32;
         EntryRef {
-            entry: &self.slots[slot as usize],
+            entry: self.slots.get(slot),
             slot,
             generation: (key >> 32) as u32,
             offset,
@@ -176,39 +192,39 @@ impl Slab {
 
     /// A new entry of `offset` holding `state`, in a free slot or a new one; in no list.
     pub(crate) fn alloc(&self, offset: u64, state: State) -> EntryRef<'_> {
-        let free = self.lists.lock().pop_free();
-        self.fill(free, offset, state)
+        let slot = self.lists.lock().take(&self.slots);
+        self.fill(slot, offset, state)
     }
 
     /// [`Slab::alloc`] for each of `items`, the free slots taken under one hold of the lock.
     pub(crate) fn alloc_all(&self, items: Vec<(u64, State)>) -> Vec<EntryRef<'_>> {
-        let free: Vec<Option<u32>> = {
+        let slots: Vec<Option<u32>> = {
             let mut lists = self.lists.lock();
-            items.iter().map(|_| lists.pop_free()).collect()
+            items.iter().map(|_| lists.take(&self.slots)).collect()
         };
         items
             .into_iter()
-            .zip(free)
+            .zip(slots)
             .map(|((offset, state), slot)| self.fill(slot, offset, state))
             .collect()
     }
 
-    fn fill(&self, free: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
-        match free {
-            Some(slot) => {
-                let entry = &self.slots[slot as usize];
-                // An old handle may hold the lock for a moment (and see its entry dead).
-                let mut guard = entry.lock.write();
-                *guard = state;
-                entry.reset(offset);
-                drop(guard);
-                self.handle(slot)
-            }
-            None => {
-                let slot = self.slots.push(Entry::new(offset, state));
-                // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
-                self.handle(u32::try_from(slot).expect("fewer than 2^32 entries"))
-            }
+    /// Makes `slot` (from `Lists::take`) the entry of `offset` holding `state`.
+    fn fill(&self, slot: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
+        // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
+        let slot = slot.expect("fewer than 2^32 entries");
+        let entry = self.slots.get(slot);
+        // An old handle of a reused slot may hold the lock for a moment (and see its entry
+        // dead).
+        let mut guard = entry.lock.write();
+        *guard = state;
+        entry.reset();
+        drop(guard);
+        EntryRef {
+            entry,
+            slot,
+            generation: entry.generation.load(Relaxed),
+            offset,
         }
     }
 
@@ -249,7 +265,7 @@ impl Slab {
     /// out, and whoever isolated them pushes them back by their mark.
     pub(crate) fn follow_mark(&self, e: &EntryRef<'_>) {
         let mut lists = self.lists.lock();
-        let list = e.links.list.load(Relaxed);
+        let list = e.marks.list();
         if e.live() && list != 0 && list != Which::of(e) as u8 {
             lists.push(&self.slots, e.slot, Which::of(e));
         }
@@ -257,42 +273,230 @@ impl Slab {
 
     /// Up to `n` entries from the LRU's cold end, taken out of it: zswap's second chance, an
     /// entry loaded since it was last passed over has its mark cleared and goes to the hot
-    /// end instead (each entry at most once per call, so the call ends).
-    pub(crate) fn isolate(&self, n: usize) -> Vec<EntryRef<'_>> {
-        let mut lists = self.lists.lock();
-        let mut rotations = lists.len(Which::Lru);
-        let mut out = Vec::with_capacity(n.min(rotations));
-        while out.len() < n {
-            let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
-                break;
-            };
-            let e = self.handle(slot);
-            if rotations > 0 && e.referenced.swap(false, Relaxed) {
-                rotations -= 1;
-                lists.push(&self.slots, slot, Which::of(&e));
-                continue;
-            }
-            out.push(e);
-        }
-        out
+    /// end instead (each entry at most once per call, so the call ends). Their offsets come
+    /// from their states ([`Slab::found`]): fewer than taken where some were freed meanwhile,
+    /// none only where the LRU is empty.
+    pub(crate) fn isolate(
+        &self,
+        n: usize,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        self.take_found(
+            || {
+                let mut lists = self.lists.lock();
+                let mut rotations = lists.len(Which::Lru);
+                let mut out = Vec::with_capacity(n.min(rotations));
+                while out.len() < n {
+                    let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
+                        break;
+                    };
+                    let e = self.slots.get(slot);
+                    if rotations > 0 && e.marks.clear(Mark::Referenced) {
+                        rotations -= 1;
+                        lists.push(&self.slots, slot, Which::of(e));
+                        continue;
+                    }
+                    out.push((slot, e.generation.load(Relaxed)));
+                }
+                out
+            },
+            pool_owner,
+        )
     }
 
-    /// Up to `n` clean copies, oldest first, taken out of the clean list.
-    pub(crate) fn isolate_clean(&self, n: usize) -> Vec<EntryRef<'_>> {
-        let mut lists = self.lists.lock();
-        let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
-        while out.len() < n {
-            let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
-                break;
-            };
-            out.push(self.handle(slot));
+    /// Up to `n` clean copies, oldest first, taken out of the clean list; their offsets as
+    /// [`Slab::isolate`]'s.
+    pub(crate) fn isolate_clean(
+        &self,
+        n: usize,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        self.take_found(
+            || {
+                let mut lists = self.lists.lock();
+                let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
+                while out.len() < n {
+                    let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
+                        break;
+                    };
+                    out.push((slot, self.slots.get(slot).generation.load(Relaxed)));
+                }
+                out
+            },
+            pool_owner,
+        )
+    }
+
+    /// The entries `take` takes out of a list (under the lists' lock) with their offsets
+    /// ([`Slab::found`]); where every one taken was freed or left the pool meanwhile, the
+    /// next ones, so that nothing found means an empty list, as the callers read it.
+    fn take_found(
+        &self,
+        take: impl Fn() -> Vec<(u32, u32)>,
+        pool_owner: impl Fn(&Handle) -> u64,
+    ) -> Vec<EntryRef<'_>> {
+        loop {
+            let taken = take();
+            if taken.is_empty() {
+                return Vec::new();
+            }
+            let found = self.found(taken, &pool_owner);
+            if !found.is_empty() {
+                return found;
+            }
         }
-        out
     }
 
     /// Entries in the LRU (not counting clean copies).
     #[cfg(feature = "inspect")]
     pub(crate) fn lru_len(&self) -> usize {
         self.lists.lock().len(Which::Lru)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Folio, FrameTag, Mark};
+
+    fn filled(state: &State) -> Option<u64> {
+        match state {
+            State::Filled(w) => Some(*w),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn slots_taken_from_many_threads_at_once_each_hold_their_own_entry() {
+        // Past the doubling chunks (4032 slots) into the fixed ones, the chunks made by
+        // whichever thread takes their first slot.
+        // Under Miri, two threads just past the doubling chunks: it interprets every step.
+        const THREADS: u64 = if cfg!(miri) { 2 } else { 4 };
+        const EACH: u64 = if cfg!(miri) { 2100 } else { 3000 };
+        let slab = Slab::default();
+        let keys: Vec<(u64, u64)> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let slab = &slab;
+                    s.spawn(move || {
+                        (t * EACH..(t + 1) * EACH)
+                            .map(|o| {
+                                let e = if o % 3 == 0 {
+                                    slab.alloc_all(vec![(o, State::Filled(o))]).remove(0)
+                                } else {
+                                    slab.alloc(o, State::Filled(o))
+                                };
+                                assert_eq!((e.offset, filled(&e.read())), (o, Some(o)));
+                                (o, e.key())
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        let mut slots: Vec<u32> = keys.iter().map(|&(_, k)| k as u32).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..(THREADS * EACH) as u32).collect::<Vec<_>>());
+        for &(o, key) in &keys {
+            let e = slab.get(key, o);
+            assert_eq!(filled(&e.read()), Some(o), "offset {o}");
+        }
+    }
+
+    /// Page `index` of a folio of 4 pages from `first`.
+    fn folio_page(first: u64, index: usize) -> State {
+        State::Folio {
+            folio: std::sync::Arc::new(Folio {
+                id: first,
+                first,
+                pages: 4,
+                members: 4,
+                codec: FrameTag::Primary,
+                length: 100,
+                chunks: parking_lot::RwLock::new(Vec::new()),
+                live: 4.into(),
+            }),
+            index,
+        }
+    }
+
+    fn no_pool(_: &Handle) -> u64 {
+        unreachable!("no entry here is a pool object")
+    }
+
+    #[test]
+    fn a_reused_slot_starts_clear_and_its_old_handle_sees_it_dead() {
+        let slab = Slab::default();
+        let old = slab.alloc(1, State::Filled(1));
+        let other = slab.alloc(2, folio_page(0, 2));
+        for m in [Mark::Referenced, Mark::Idle, Mark::Tried, Mark::Clean] {
+            old.marks.set(m);
+        }
+        slab.push(&old);
+        slab.push(&other);
+        *old.write() = State::Dead;
+        slab.retire(&old);
+        let new = slab.alloc(3, State::Filled(3));
+        assert_eq!(new.key() as u32, old.key() as u32, "the freed slot, reused");
+        for m in [Mark::Referenced, Mark::Idle, Mark::Tried, Mark::Clean] {
+            assert!(!new.marks.get(m), "{m:?} left from the slot's last entry");
+        }
+        assert_eq!(new.marks.list(), 0);
+        assert!(matches!(*old.read(), State::Dead));
+        assert_eq!(filled(&new.read()), Some(3));
+        // The old handle never puts the slot back in a list; the other entry is the LRU's.
+        slab.push(&old);
+        assert_eq!(new.marks.list(), 0);
+        let isolated = slab.isolate(4, no_pool);
+        assert_eq!(isolated.iter().map(|e| e.offset).collect::<Vec<_>>(), [2]);
+        assert!(!other.marks.get(Mark::Referenced) && !other.marks.get(Mark::Clean));
+    }
+
+    #[test]
+    fn entries_taken_from_a_list_carry_the_offset_their_state_names() {
+        let slab = Slab::default();
+        // A folio's pages at 10 + index, each taken out with its own; a page gone from the
+        // pool meanwhile (or freed) is left out, and leaves the list all the same.
+        let pages: Vec<_> = (0..4)
+            .map(|i| slab.alloc(10 + i as u64, folio_page(10, i)))
+            .collect();
+        let gone = slab.alloc(7, folio_page(4, 3));
+        let freed = slab.alloc(8, folio_page(5, 3));
+        slab.push_all(&[&pages[..2], &[gone, freed], &pages[2..]].concat());
+        *gone.write() = State::Filled(0);
+        let mut state = freed.write();
+        *state = State::Dead;
+        slab.retire(&freed);
+        drop(state);
+        pages[3].marks.set(Mark::Referenced);
+        // Four taken: three found, `gone` left out.
+        let isolated = slab.isolate(4, no_pool);
+        let offsets: Vec<u64> = isolated.iter().map(|e| e.offset).collect();
+        assert_eq!(offsets, [10, 11, 12]);
+        assert!(
+            isolated
+                .iter()
+                .all(|e| e.key() == slab.get(e.key(), e.offset).key())
+        );
+        // The referenced page goes round once, and out the second time, with its offset.
+        let last = slab.isolate(5, no_pool);
+        assert_eq!(last.iter().map(|e| e.offset).collect::<Vec<_>>(), [13]);
+        assert_eq!(last[0].key(), pages[3].key());
+        assert!(slab.isolate(5, no_pool).is_empty());
+        // A call whose every entry taken is gone takes the next ones: none found means none
+        // left.
+        let gone = slab.alloc(9, State::Filled(9));
+        slab.push_all(&[gone, pages[0]]);
+        let next = slab.isolate(1, no_pool);
+        assert_eq!(next.iter().map(|e| e.offset).collect::<Vec<_>>(), [10]);
+        // The clean list's the same way.
+        pages[1].marks.set(Mark::Clean);
+        slab.push(&pages[1]);
+        let clean = slab.isolate_clean(2, no_pool);
+        assert_eq!(clean.iter().map(|e| e.offset).collect::<Vec<_>>(), [11]);
     }
 }

@@ -14,7 +14,7 @@ use acomp::Acomp;
 use parking_lot::Mutex;
 
 use crate::device::SwapDevice;
-use crate::entry::{Folio, State};
+use crate::entry::{Folio, Mark, State};
 use crate::index::{Index, shard_of};
 use crate::pool::Pool;
 use crate::slab::{EntryRef, Slab, Write};
@@ -184,8 +184,8 @@ impl Zswap {
         if matches!(**state, State::Dead) {
             return;
         }
-        if entry.clean.load(Relaxed) {
-            entry.clean.store(false, Relaxed);
+        if entry.marks.get(Mark::Clean) {
+            entry.marks.clear(Mark::Clean);
             dec(&c.clean_pages);
         }
         match std::mem::replace(&mut **state, State::Dead) {

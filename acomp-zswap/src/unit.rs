@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use acomp::{Acomp, Codec, Segment};
 use parking_lot::RwLock;
 
-use crate::entry::{Folio, FrameTag, State};
+use crate::entry::{Folio, FrameTag, Mark, State};
 use crate::folio::{NEXT_ID, decoded};
 use crate::outcome::{LoadError, LoadKind};
 use crate::slab::{EntryRef, Write};
@@ -55,8 +55,8 @@ struct Member<'a> {
 
 /// Whether `state` holds the same object of the tier's transform as `m` was read from.
 fn unchanged(m: &Member<'_>, state: &State) -> bool {
-    m.entry.idle.idle.load(Relaxed)
-        && !m.entry.clean.load(Relaxed)
+    m.entry.marks.get(Mark::Idle)
+        && !m.entry.marks.get(Mark::Clean)
         && matches!(state, State::Pool { handle, length, incompressible: false, codec: FrameTag::Primary }
             if *length == m.length && handle.place() == m.place)
 }
@@ -78,7 +78,7 @@ impl Zswap {
             // Under the shard's lock: each slot is its offset's entry.
             let idle = shard.iter().filter(|&(o, key)| {
                 let e = self.entries.get(key, o);
-                e.idle.idle.load(Relaxed) && !e.idle.tried.load(Relaxed) && !e.clean.load(Relaxed)
+                e.marks.get(Mark::Idle) && !e.marks.get(Mark::Tried) && !e.marks.get(Mark::Clean)
             });
             offsets.extend(idle.map(|(o, _)| o));
         }
@@ -156,7 +156,7 @@ impl Zswap {
             } = &*state
             else {
                 if !matches!(*state, State::Dead) {
-                    entry.idle.tried.store(true, Relaxed);
+                    entry.marks.set(Mark::Tried);
                 }
                 continue;
             };
@@ -165,7 +165,7 @@ impl Zswap {
                 .expect("a page");
             if self.read(&state, slot).is_err() {
                 slot.fill(0);
-                entry.idle.tried.store(true, Relaxed);
+                entry.marks.set(Mark::Tried);
                 inc(&self.counters.recompress_skipped_pages);
                 continue;
             }

@@ -27,9 +27,9 @@
 //! Growth and giving back happen one chunk at a time, by the taker or the arena's own
 //! thread where it runs (`arena/thread.rs`, its docs for the costs it takes off the stores).
 //!
-//! Each backing page has its own read-write lock (in an array beside the chunk's bytes, not
-//! in them): a page's bytes are reached only through [`Arena::read`],
-//! [`Arena::read_recursive`] and [`Arena::write`], which hold it.
+//! No lock guards a page's bytes: an object's are reached through [`Arena::bytes`] and
+//! [`Arena::bytes_mut`], whose callers (`pool/access.rs`) hold the object's handle borrowed
+//! (`sys/chunk.rs`'s docs give the rule).
 
 // The crate's `unsafe` is in `sys/` but for the calls here (and in `thread.rs`) that change
 // a chunk's memory (population, release), whose contract, no page of the run out, is this
