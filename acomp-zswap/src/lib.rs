@@ -51,7 +51,9 @@
 //!   invalidating pages ends the refusals. (A store needs a whole zspage of its size class,
 //!   up to 8 pages: with a budget of only a few dozen pages, a store may find none it can
 //!   free and be refused with [`StoreError::PoolFull`] even with a device; so may a folio
-//!   whose frame needs more than the threshold leaves room for: store its pages alone.)
+//!   whose frame needs more than the threshold leaves room for: store its pages alone. A
+//!   store that finds every entry left busy, with loads or as other stores' objects on
+//!   their way in, waits for them up to [`BUSY_WAIT`], 100 ms, before it is refused.)
 //! - Same-filled pages, those that repeat one 8-byte word (zswap's notion, wider than zram's
 //!   byte), are kept as that word (nothing in the pool), incompressible pages
 //!   as they are (a page-sized object), and counted ([`Stats::same_filled_pages`],
@@ -202,7 +204,7 @@ pub use outcome::{
 };
 pub use pool::PoolStats;
 pub use recompress::{PRESSURE_POLL, Recompressing};
-pub use shrink::WRITEBACK_BATCH;
+pub use shrink::{BUSY_WAIT, WRITEBACK_BATCH};
 pub use stats::Stats;
 pub use store::STORE_BATCH;
 pub use tier::Zswap;

@@ -18,6 +18,11 @@ use crate::{PAGE_SIZE, Page};
 /// Pages the shrinker writes back in one batch ([`crate::SwapDevice::write_pages`]).
 pub const WRITEBACK_BATCH: usize = 32;
 
+/// How long a store at the budget with a device waits, at most, for entries it cannot
+/// write back yet (busy with loads, or objects of other stores on their way into the LRU)
+/// before it is refused: 100 ms.
+pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl Zswap {
     /// An object of `len` bytes within the budget: at the budget, clean copies are dropped
     /// and then the coldest entries go to the device until the pool is at the accept
@@ -53,7 +58,7 @@ impl Zswap {
         let _one = self.shrinking.lock();
         // Clean copies first: their owners hold the pages.
         self.drop_clean();
-        let (mut compacted, mut busy) = (false, 0);
+        let (mut compacted, mut busy, mut yields) = (false, None, 0u32);
         loop {
             // Another shrinker may have made room meanwhile.
             if self.pool.stats().pages <= self.accept_pages {
@@ -78,10 +83,17 @@ impl Zswap {
                         continue;
                     }
                     // Entries left, all busy (loads), or objects of stores still on their
-                    // way into the LRU: they will be free soon.
-                    if self.pool.stats().objects > 0 && busy < 1024 {
-                        busy += 1;
-                        std::thread::yield_now();
+                    // way into the LRU: they will be free soon. Up to BUSY_WAIT, yielding
+                    // first, then a millisecond at a time: a thread of a busy machine may
+                    // take longer to be scheduled than a thousand yields.
+                    let since = *busy.get_or_insert_with(std::time::Instant::now);
+                    if self.pool.stats().objects > 0 && since.elapsed() < BUSY_WAIT {
+                        yields += 1;
+                        if yields < 1024 {
+                            std::thread::yield_now();
+                        } else {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
                         continue;
                     }
                     // Nothing left to write back: what compaction frees is the last room.
