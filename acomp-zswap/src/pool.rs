@@ -171,6 +171,13 @@ impl std::error::Error for AllocError {}
 
 /// A zsmalloc-style pool: `alloc`, `write`, `read_sg`, `free`. `Send + Sync`; every method
 /// takes `&self`.
+///
+/// Only the crate makes one (each tier its own, [`Pool::new`]), so that no [`Handle`] meets
+/// another pool, whose objects have the same numbers:
+///
+/// ```compile_fail
+/// let pool = acomp_zswap::pool::Pool::new(None);
+/// ```
 pub struct Pool {
     classes: Box<[SizeClass]>,
     /// Backing pages now in zspages (`zs_get_total_pages`).
@@ -220,16 +227,31 @@ impl std::fmt::Debug for Pool {
     }
 }
 
+#[cfg(test)]
 impl Default for Pool {
     fn default() -> Self {
         Pool::new(None)
     }
 }
 
+/// The geometry of the class that holds objects of `size` bytes, if any (1 to a page):
+/// every pool's classes are the same.
+pub fn class_of(size: usize) -> Option<ClassInfo> {
+    (1..=PAGE_SIZE)
+        .contains(&size)
+        .then(|| ClassInfo::new(class_index(size)))
+}
+
 impl Pool {
     /// An empty pool; with `max_pages`, allocation fails once a new zspage would take the
     /// pool past that many backing pages.
-    pub fn new(max_pages: Option<usize>) -> Self {
+    ///
+    /// The crate's own (each tier makes one), not public even with the `test-hooks`
+    /// feature: a [`Handle`] is plain numbers, which another pool's objects also have, so
+    /// that a second pool reachable from safe code could be handed this pool's handles and
+    /// read or free another object's bytes while its owner writes them. Within the crate
+    /// each tier's handles go to its own pool only.
+    pub(crate) fn new(max_pages: Option<usize>) -> Self {
         let classes = (0..NR_CLASSES)
             .map(|i| SizeClass {
                 info: ClassInfo::new(i),

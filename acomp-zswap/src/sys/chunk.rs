@@ -5,7 +5,8 @@
 //! bookkeeping, in safe code.
 //!
 //! No lock guards the bytes: an object's bytes are reached only through its one
-//! [`Handle`](crate::pool::Handle) (`pool/access.rs`), read through a shared borrow of it and
+//! [`Handle`](crate::pool::Handle) from its own pool (`pool/access.rs`; no code outside the
+//! crate can make a pool, so no handle meets another pool), read through a shared borrow of it and
 //! written through an exclusive one, so that Rust's own borrows keep a write from meeting a
 //! read of the same bytes; objects never overlap, and pages out of every zspage are
 //! touched only by the arena (population, release), which hands none out meanwhile. As

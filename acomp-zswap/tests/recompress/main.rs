@@ -16,7 +16,6 @@ pub(crate) use std::sync::Arc;
 pub(crate) use std::time::Duration;
 
 pub(crate) use acomp::Acomp;
-pub(crate) use acomp_zswap::pool::Pool;
 pub(crate) use acomp_zswap::{EntryInfo, PAGE_SIZE, Page, Zswap};
 pub(crate) use common::{check, page};
 
@@ -36,5 +35,5 @@ pub(crate) fn compressed_len(tfm: &Acomp, p: &Page) -> usize {
 
 /// The class size of an object of `n` bytes.
 pub(crate) fn class(n: usize) -> usize {
-    Pool::new(None).class_info(n).unwrap().size
+    acomp_zswap::pool::class_of(n).unwrap().size
 }
