@@ -74,10 +74,15 @@ impl Chunk {
                 libc::munmap(raw, head);
             }
             if tail > 0 {
-                libc::munmap((aligned + CHUNK_SIZE) as *mut libc::c_void, tail);
+                libc::munmap(
+                    raw.cast::<u8>().wrapping_add(head + CHUNK_SIZE).cast(),
+                    tail,
+                );
             }
         }
-        let base = NonNull::new(aligned as *mut u8).expect("mmap does not map page 0");
+        // From the mapping's own pointer, so that `base` keeps its provenance.
+        let base =
+            NonNull::new(raw.cast::<u8>().wrapping_add(head)).expect("mmap does not map page 0");
         // No MADV_HUGEPAGE: where the kernel must compact memory to find a huge page
         // (`defrag` is `madvise` by default), populating a chunk took 4-5 ms against under
         // 1 ms of base pages, and stores through the tier ran at half the speed
