@@ -172,7 +172,7 @@ impl std::error::Error for AllocError {}
 /// A zsmalloc-style pool: `alloc`, `write`, `read_sg`, `free`. `Send + Sync`; every method
 /// takes `&self`.
 ///
-/// Only the crate makes one (each tier its own, [`Pool::new`]), so that no [`Handle`] meets
+/// Only the crate makes one (each tier its own, with `Pool::new`), so that no [`Handle`] meets
 /// another pool, whose objects have the same numbers:
 ///
 /// ```compile_fail
@@ -235,7 +235,8 @@ impl Default for Pool {
 }
 
 /// The geometry of the class that holds objects of `size` bytes, if any (1 to a page):
-/// every pool's classes are the same.
+/// every pool's classes are the same. For the crate's tests, which cannot make a pool.
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
 pub fn class_of(size: usize) -> Option<ClassInfo> {
     (1..=PAGE_SIZE)
         .contains(&size)
