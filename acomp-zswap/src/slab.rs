@@ -281,27 +281,7 @@ impl Slab {
         n: usize,
         pool_owner: impl Fn(&Handle) -> u64,
     ) -> Vec<EntryRef<'_>> {
-        self.take_found(
-            || {
-                let mut lists = self.lists.lock();
-                let mut rotations = lists.len(Which::Lru);
-                let mut out = Vec::with_capacity(n.min(rotations));
-                while out.len() < n {
-                    let Some(slot) = lists.pop(&self.slots, Which::Lru) else {
-                        break;
-                    };
-                    let e = self.slots.get(slot);
-                    if rotations > 0 && e.marks.clear(Mark::Referenced) {
-                        rotations -= 1;
-                        lists.push(&self.slots, slot, Which::of(e));
-                        continue;
-                    }
-                    out.push((slot, e.generation.load(Relaxed)));
-                }
-                out
-            },
-            pool_owner,
-        )
+        self.take_found(|| self.take(Which::Lru, n), pool_owner)
     }
 
     /// Up to `n` clean copies, oldest first, taken out of the clean list; their offsets as
@@ -311,20 +291,34 @@ impl Slab {
         n: usize,
         pool_owner: impl Fn(&Handle) -> u64,
     ) -> Vec<EntryRef<'_>> {
-        self.take_found(
-            || {
-                let mut lists = self.lists.lock();
-                let mut out = Vec::with_capacity(n.min(lists.len(Which::Clean)));
-                while out.len() < n {
-                    let Some(slot) = lists.pop(&self.slots, Which::Clean) else {
-                        break;
-                    };
-                    out.push((slot, self.slots.get(slot).generation.load(Relaxed)));
-                }
-                out
-            },
-            pool_owner,
-        )
+        self.take_found(|| self.take(Which::Clean, n), pool_owner)
+    }
+
+    /// Up to `n` slots (and their generations) from the cold end of `which`, taken out of
+    /// it under the lists' lock. In the LRU, zswap's second chance: an entry loaded since it
+    /// was last passed over has its mark cleared and goes to the hot end instead, each at
+    /// most once per call, so the call ends.
+    fn take(&self, which: Which, n: usize) -> Vec<(u32, u32)> {
+        let mut lists = self.lists.lock();
+        let mut rotations = if which == Which::Lru {
+            lists.len(which)
+        } else {
+            0
+        };
+        let mut out = Vec::with_capacity(n.min(lists.len(which)));
+        while out.len() < n {
+            let Some(slot) = lists.pop(&self.slots, which) else {
+                break;
+            };
+            let e = self.slots.get(slot);
+            if rotations > 0 && e.marks.clear(Mark::Referenced) {
+                rotations -= 1;
+                lists.push(&self.slots, slot, Which::of(e));
+                continue;
+            }
+            out.push((slot, e.generation.load(Relaxed)));
+        }
+        out
     }
 
     /// The entries `take` takes out of a list (under the lists' lock) with their offsets
