@@ -79,6 +79,32 @@ fn page(base: &[Box<Page>], i: u64, out: &mut Page) {
     out[..8].copy_from_slice(&i.to_le_bytes());
 }
 
+/// `page`'s frame by acomp's own call, into `dst`, or the page as it is where it does not
+/// compress (as the tier keeps it).
+fn frame_of<'a>(tfm: &Acomp, page: &'a Page, dst: &'a mut [u8]) -> &'a [u8] {
+    match tfm.compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)]) {
+        Ok(len) if len < PAGE_SIZE => &dst[..len],
+        _ => page,
+    }
+}
+
+/// Decompresses `frame` into `out` as the tier's load would, or copies it where it is a
+/// page kept as it is.
+fn decode(tfm: &Acomp, frame: &[u8], out: &mut Page) {
+    if frame.len() < PAGE_SIZE {
+        let _ = black_box(tfm.decompress(&[IoSlice::new(frame)], &mut [IoSliceMut::new(out)]));
+    } else {
+        out.copy_from_slice(frame);
+    }
+}
+
+/// The next of the random offsets below `n` that `tier/load` and `acomp/decompress_cold`
+/// take, in turn, from `at`.
+fn next_offset(at: &mut u64, n: u64) -> u64 {
+    *at = (*at + 0x9e37_79b9) % n;
+    *at * 0x2545_f491 % n
+}
+
 /// The resident set in bytes, from `/proc/self/statm`, after glibc has given its free memory
 /// back (`malloc_trim`), so that a size's fill is not counted into memory the last size freed.
 fn rss() -> Option<usize> {
@@ -146,10 +172,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     for i in 0..n {
         page(base, i, &mut p);
         starts.push(cold.len());
-        match tfm.compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)]) {
-            Ok(len) if len < PAGE_SIZE => cold.extend_from_slice(&dst[..len]),
-            _ => cold.extend_from_slice(&p[..]),
-        }
+        cold.extend_from_slice(frame_of(&tfm, &p, &mut dst));
     }
     starts.push(cold.len());
     let s = z.pool_stats();
@@ -196,18 +219,11 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             q
         })
         .collect();
-    let frames: Vec<Vec<u8>> = pages
+    // Those pages' frames, each an allocation of its own (they stay in the cache): the
+    // cold buffer's, made above by the same call.
+    let frames: Vec<Vec<u8>> = offsets
         .iter()
-        .map(|q| {
-            let len = tfm
-                .compress(&[IoSlice::new(&q[..])], &mut [IoSliceMut::new(&mut dst)])
-                .unwrap_or(PAGE_SIZE);
-            if len < PAGE_SIZE {
-                dst[..len].to_vec()
-            } else {
-                q.to_vec()
-            }
-        })
+        .map(|&o| cold[starts[o as usize]..starts[o as usize + 1]].to_vec())
         .collect();
 
     let mut g = c.benchmark_group(format!("scale/2^{log2}"));
@@ -246,13 +262,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
     g.bench_function("acomp/decompress", |b| {
         b.iter(|| {
             for f in &frames {
-                if f.len() < PAGE_SIZE {
-                    let _ = black_box(
-                        tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut out)]),
-                    );
-                } else {
-                    out.copy_from_slice(f);
-                }
+                decode(&tfm, f, &mut out);
             }
         })
     });
@@ -261,16 +271,8 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         b.iter(|| {
             // The same offsets as `tier/load`'s, in the same order.
             for _ in 0..PER_ITER {
-                at = (at + 0x9e37_79b9) % n;
-                let o = (at * 0x2545_f491 % n) as usize;
-                let f = &cold[starts[o]..starts[o + 1]];
-                if f.len() < PAGE_SIZE {
-                    let _ = black_box(
-                        tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut out)]),
-                    );
-                } else {
-                    out.copy_from_slice(f);
-                }
+                let o = next_offset(&mut at, n) as usize;
+                decode(&tfm, &cold[starts[o]..starts[o + 1]], &mut out);
             }
         })
     });
@@ -279,8 +281,7 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         b.iter(|| {
             // Other random offsets each iteration, so that the loads do not find them cached.
             for _ in 0..PER_ITER {
-                at = (at + 0x9e37_79b9) % n;
-                z.load(at * 0x2545_f491 % n, &mut out).expect("stored");
+                z.load(next_offset(&mut at, n), &mut out).expect("stored");
             }
         })
     });
