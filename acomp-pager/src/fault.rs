@@ -45,7 +45,7 @@ impl Shared {
                 let n = match self.uffd.read(&mut msgs) {
                     Ok(n) => n,
                     Err(e) => {
-                        eprintln!("acomp-pager: reading the userfaultfd failed: {e}");
+                        log::error!("acomp-pager: reading the userfaultfd failed: {e}");
                         0
                     }
                 };
@@ -105,26 +105,34 @@ impl Shared {
 
     /// Serves one fault at the page-aligned `addr`.
     fn fault(&self, addr: usize, flags: u64, buf: &mut Page) {
-        add(&self.counters.faults, 1);
         let Some(region) = self.region_of(addr) else {
             // A region being dropped: the thread retries and finds it unregistered.
             let _ = self.uffd.wake(addr, PAGE_SIZE);
             return;
         };
         let p = (addr - region.addr()) / PAGE_SIZE;
+        // Counted before the fault's thread is woken, so that what it reads of the counters
+        // after its access has the access in it. A parked fault is taken back off before it
+        // is parked, and counted when it faults again: `faults` counts each access once, as
+        // `pgfault` does.
+        add(&self.counters.faults, 1);
         if flags & UFFD_PAGEFAULT_FLAG_WP != 0 {
             self.write_protect_fault(&region, p, addr);
         } else {
-            self.missing_fault(
-                &region,
-                p,
-                addr,
-                flags & UFFD_PAGEFAULT_FLAG_WRITE != 0,
-                buf,
-            );
+            let write = flags & UFFD_PAGEFAULT_FLAG_WRITE != 0;
+            self.missing_fault(&region, p, addr, write, buf);
         }
     }
 
+    /// Parks the fault at `addr` on held page `p` until it is released
+    /// (`deferred_faults`).
+    fn park_deferred(&self, region: &RegionInner, p: usize, addr: usize) {
+        self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+        self.defer(region, p, addr);
+    }
+
+    /// A fault on a page not mapped: the page from the tier, or zeros; parked for the
+    /// reclaimer, or on a page another thread holds.
     fn missing_fault(
         &self,
         region: &Arc<RegionInner>,
@@ -137,6 +145,8 @@ impl Shared {
             if r.must_throttle(self) {
                 // Over the limit and the reclaimer behind: the fault waits for it, as a
                 // task in the kernel waits in direct reclaim.
+                self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+                add(&self.counters.throttled_faults, 1);
                 r.throttle(self, addr);
                 return;
             }
@@ -153,107 +163,103 @@ impl Shared {
                 }
                 return;
             }
-            Acquired::Busy { zapped: false } => return self.defer(region, p, addr),
+            Acquired::Busy { zapped: false } => return self.park_deferred(region, p, addr),
         };
+        let mut held = Held::new(self, region, p, old);
         if matches!(old, RESIDENT | CLEAN) && region.map.mapped(p * PAGE_SIZE) {
             // A second message for a page another fault has mapped since (two threads
             // reading it at once): nothing to do but wake this one's thread.
-            self.finish(region, p, old, old);
+            held.release(old);
             let _ = self.uffd.wake(addr, PAGE_SIZE);
             return;
         }
         let key = key(region.id, p);
-        let mut new = RESIDENT;
-        let mut from_tier = false;
+        // The page's bytes: from the tier (its entry stays until the page is mapped, so
+        // that a mapping refused for a while gives the page back as it was), or zeros.
+        let clean = old == OUT && !write && self.keep_clean;
         if old == OUT {
-            // The entry stays in the tier until the page is mapped: a mapping refused for a
-            // while (a remove event not read yet) gives the page back as it was.
-            let loaded = if write || !self.keep_clean {
-                self.tier.load(key, buf)
-            } else {
-                new = CLEAN;
+            let loaded = if clean {
                 self.tier.load_clean(key, buf)
+            } else {
+                self.tier.load(key, buf)
             };
             if let Err(e) = loaded {
-                self.finish(region, p, OUT, OUT);
+                held.release(OUT);
                 return self.fail(addr, &e);
             }
-            from_tier = true;
         }
+        let new = if clean { CLEAN } else { RESIDENT };
         // Counted before the mapping wakes the faulting thread, so that what it reads of
         // the counters after its access has the access in it; undone if the mapping fails.
-        let counter = if from_tier {
+        let counter = if old == OUT {
             &self.counters.swap_ins
         } else {
             &self.counters.zero_faults
         };
         add(counter, 1);
-        self.counters.moved(old, new);
+        held.count(new);
         let mapped = {
             let _r = self.map_lock.read();
             // The faulting thread is woken by the mapping itself: it runs on while this one
             // releases the page (a fault on it meanwhile is deferred, and woken then).
             if region.states.zapped(p) {
-                // Dropped by the program while this thread loaded it: zeros (`finish`
+                // Dropped by the program while this thread loaded it: zeros (the release
                 // drops the tier's entry).
                 self.uffd.zeropage(addr, true)
-            } else if from_tier {
-                self.uffd.copy(addr, buf, new == CLEAN, true)
+            } else if old == OUT {
+                self.uffd.copy(addr, buf, clean, true)
             } else if write {
                 self.uffd.copy(addr, &ZEROS, false, true)
             } else {
                 self.uffd.zeropage(addr, true)
             }
         };
-        let woken = mapped.is_ok();
-        if let Err(e) = mapped {
-            let errno = e.raw_os_error();
-            if errno != Some(libc::EEXIST) || !from_tier {
-                counter.fetch_sub(1, Ordering::Relaxed);
-                self.counters.moved(new, old);
-            }
-            if errno == Some(libc::EEXIST) && !from_tier {
-                // Mapped already: another thread's message for the same page, served
-                // meanwhile. Nothing changed (a clean page stays clean, with its copy).
-                self.finish(region, p, old, old);
+        match mapped.as_ref().map_err(|e| e.raw_os_error()) {
+            Ok(()) => {}
+            // Mapped already by another thread's message for the same page, served
+            // meanwhile: from the tier, that mapping was this page's bytes too; zeros
+            // changed nothing (a clean page stays clean, with its copy).
+            Err(Some(libc::EEXIST)) if old == OUT => {
                 let _ = self.uffd.wake(addr, PAGE_SIZE);
-                return;
             }
-            if errno != Some(libc::EEXIST) {
-                // Not mapped: the page stays as it was (a clean mark undone first, so that
-                // the tier cannot drop the only copy).
-                if from_tier && new == CLEAN && !self.tier.clear_clean(key) {
+            Err(errno) => {
+                counter.fetch_sub(1, Ordering::Relaxed);
+                held.count(old);
+                if old == OUT && clean && !self.tier.clear_clean(key) {
+                    // Not mapped: a clean mark undone first, so that the tier cannot drop
+                    // the only copy (or stored again, where it did meanwhile).
                     let _ = self.tier.store(key, buf);
                 }
-                self.finish(region, p, old, old);
-                if errno == Some(libc::EAGAIN) || region.dying() {
-                    // A remove event not read yet (the thread retries once it is), or a
-                    // region being dropped (it finds the range unregistered).
+                held.release(old);
+                if errno == Some(libc::EEXIST) || errno == Some(libc::EAGAIN) || region.dying() {
+                    // Mapped by another thread (zeros), a remove event not read yet (the
+                    // thread retries once it is), or a region being dropped (it finds the
+                    // range unregistered).
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
-                    return;
+                } else if let Err(e) = mapped {
+                    self.fail(addr, &e);
                 }
-                return self.fail(addr, &e);
+                return;
             }
         }
-        if from_tier && new == RESIDENT {
-            // A write fault: the page will change, so the tier's copy goes.
+        if old == OUT && !clean {
+            // A write fault (or no clean copies kept): the tier's copy goes.
             self.tier.invalidate(key);
         }
         if let Some(r) = &self.reclaim {
             r.note_resident(self, region, p, old == OUT);
         }
-        self.finish_counted(region, p, new);
-        if !woken {
-            // Mapped by another thread first (EEXIST): wake this fault's thread.
-            let _ = self.uffd.wake(addr, PAGE_SIZE);
-        }
+        held.release(new);
     }
 
+    /// A write to a write-protected page: a clean page's first write (its copy dropped) or
+    /// a write racing a page-out.
     fn write_protect_fault(&self, region: &Arc<RegionInner>, p: usize, addr: usize) {
         let old = match region.states.acquire(p) {
             Acquired::Held(s) => s,
-            Acquired::Busy { .. } => return self.defer(region, p, addr),
+            Acquired::Busy { .. } => return self.park_deferred(region, p, addr),
         };
+        let mut held = Held::new(self, region, p, old);
         match old {
             CLEAN | RESIDENT => {
                 if old == CLEAN {
@@ -261,32 +267,32 @@ impl Shared {
                     self.tier.invalidate(key(region.id, p));
                     add(&self.counters.write_protect_faults, 1);
                 }
-                self.unprotect(region, p, addr, old);
+                self.unprotect(&mut held, addr);
             }
             // The program's MADV_FREE: its remove event made the page UNTOUCHED (its copy
             // dropped), but the kernel leaves the page mapped, write-protected if it was
             // clean, until it reclaims it, and a write keeps it. Unprotected, or the write
             // would fault forever.
-            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => self.unprotect(region, p, addr, old),
+            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => self.unprotect(&mut held, addr),
             // Paged out or dropped since the fault was raised: the thread retries.
             _ => {
-                self.finish(region, p, old, old);
+                held.release(old);
                 let _ = self.uffd.wake(addr, PAGE_SIZE);
             }
         }
     }
 
-    /// Makes the held page `p` (at `addr`, now `old`) writable and resident, the unprotect
-    /// waking the writer (the counters moved first, as a missing fault's).
-    fn unprotect(&self, region: &RegionInner, p: usize, addr: usize, old: u8) {
-        self.counters.moved(old, RESIDENT);
+    /// Makes the held page writable and resident, the unprotect waking the writer (the
+    /// counters moved first, as a missing fault's).
+    fn unprotect(&self, held: &mut Held<'_>, addr: usize) {
+        held.count(RESIDENT);
         let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
-        self.finish_counted(region, p, RESIDENT);
+        held.release(RESIDENT);
         if let Err(e) = unprotected {
             // EAGAIN: a remove event not read yet; the writer faults again, and is served
             // once it is (nothing to say).
-            if !region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
-                eprintln!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
+            if !held.region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
+                log::warn!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
             }
             let _ = self.uffd.wake(addr, PAGE_SIZE);
         }
@@ -296,7 +302,7 @@ impl Shared {
     /// the kernel fails a swap-in whose read failed.
     fn fail(&self, addr: usize, why: &dyn std::fmt::Display) {
         add(&self.counters.failed_faults, 1);
-        eprintln!(
+        log::error!(
             "acomp-pager: the page at {addr:#x} cannot be served ({why}); the access gets SIGBUS"
         );
         let poisoned = {
@@ -304,22 +310,15 @@ impl Shared {
             self.uffd.poison(addr)
         };
         if let Err(e) = poisoned {
-            eprintln!("acomp-pager: poisoning {addr:#x} failed ({e}); the thread retries");
+            log::error!("acomp-pager: poisoning {addr:#x} failed ({e}); the thread retries");
         }
         let _ = self.uffd.wake(addr, PAGE_SIZE);
     }
 
     /// The program's `MADV_DONTNEED`/`MADV_REMOVE` over `[start, end)` (or the pager's own,
-    /// which is skipped). Called with `map_lock` held for writing.
+    /// counted by [`Shared::own_remove`]). Called with `map_lock` held for writing.
     fn removed(&self, start: usize, end: usize) {
-        // The pager's own drop: the kernel raises an event per mapping (VMA) the range
-        // crosses, each inside it.
-        if self
-            .own_removes
-            .lock()
-            .iter()
-            .any(|&(s, e)| s <= start && end <= e)
-        {
+        if self.own_remove(start, end) {
             return;
         }
         let regions: Vec<_> = self
@@ -332,25 +331,70 @@ impl Shared {
         for r in regions {
             let first = start.saturating_sub(r.addr()) / PAGE_SIZE;
             let last = ((end - r.addr()).min(r.len())).div_ceil(PAGE_SIZE);
-            for p in first..last {
-                loop {
-                    match r.states.acquire(p) {
-                        Acquired::Held(s) => {
-                            if s == OUT || s == CLEAN {
-                                self.tier.invalidate(key(r.id, p));
-                            }
-                            r.states.release_zapped(p, UNTOUCHED);
-                            self.counters.moved(s, UNTOUCHED);
-                            break;
-                        }
-                        Acquired::Busy { .. } => {
-                            if r.states.mark_zapped(p) {
+            for (a, b) in r.states.touched_runs(first, last) {
+                for p in a..b {
+                    loop {
+                        match r.states.acquire(p) {
+                            Acquired::Held(s) => {
+                                self.drop_page(&r, p, s);
                                 break;
                             }
+                            // Its holder drops what it had when it releases it.
+                            Acquired::Busy { .. } if r.states.mark_zapped(p) => break,
+                            Acquired::Busy { .. } => {}
                         }
                     }
                 }
             }
+        }
+    }
+}
+
+/// A page held by a handler thread for one fault, released on every path, a panic's
+/// unwinding included, so that no page stays held: a held page would make a region's drop
+/// and every page-out of it wait for good. Unwinding releases it into the state it had
+/// before the fault (a page out stays out: its entry is still in the tier), never into one
+/// that would read as zeros.
+struct Held<'a> {
+    shared: &'a Shared,
+    region: &'a RegionInner,
+    p: usize,
+    old: u8,
+    /// The state the counters give the page.
+    counted: u8,
+    released: bool,
+}
+
+impl<'a> Held<'a> {
+    fn new(shared: &'a Shared, region: &'a RegionInner, p: usize, old: u8) -> Held<'a> {
+        Held {
+            shared,
+            region,
+            p,
+            old,
+            counted: old,
+            released: false,
+        }
+    }
+
+    /// Moves the counters' view of the page to `state`.
+    fn count(&mut self, state: u8) {
+        self.shared.counters.moved(self.counted, state);
+        self.counted = state;
+    }
+
+    /// Releases the page into `state`.
+    fn release(&mut self, state: u8) {
+        self.count(state);
+        self.released = true;
+        self.shared.finish_counted(self.region, self.p, state);
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if !self.released {
+            self.release(self.old);
         }
     }
 }

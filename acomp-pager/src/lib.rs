@@ -122,7 +122,8 @@
 // The modules in layers, each using only modules of the layers above it, so that no two use
 // each other, directly or through others (ARCHITECTURE.md describes each):
 //
-//   sys (sys/uffd, sys/mapping), state   the kernel's interfaces; a page's state
+//   error                                the pager's error
+//   sys (sys/uffd, sys/mapping, zeroed), state   the kernel's interfaces; a page's state
 //   stats                                the counters
 //   pages                                what the threads know of a region; keys; BATCH
 //   lru                                  the reclaimer's state
@@ -131,6 +132,7 @@
 //   reclaim                              the reclaimer's work and its thread
 //   fault, region                        the handler threads; Region
 //   pager                                Builder, Pager
+mod error;
 mod fault;
 mod lru;
 mod pageout;
@@ -144,6 +146,7 @@ mod stats;
 mod sys;
 
 pub use acomp_zswap::PAGE_SIZE;
+pub use error::Error;
 pub use pager::{Builder, Pager};
 pub use region::Region;
 pub use stats::Stats;

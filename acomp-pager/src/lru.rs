@@ -5,11 +5,11 @@
 //! entries of pages that left are skipped when they reach a head, with no unlinking.
 
 use std::collections::VecDeque;
-use std::io;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::error::Error;
 use crate::pages::{BATCH, RegionInner};
 
 #[derive(Debug, Clone, Copy)]
@@ -40,19 +40,20 @@ pub(crate) struct Reclaim {
     pub(crate) wake: Mutex<Wake>,
     pub(crate) cond: Condvar,
     pub(crate) throttled: Mutex<Vec<usize>>,
+    /// Set when the reclaimer found nothing it could page out while over the limit (the
+    /// tier refuses, every victim is locked): faults then go past the limit rather than
+    /// wait for it, and the reclaimer retries after a pause. Cleared by its next progress.
+    pub(crate) stalled: AtomicBool,
 }
 
 impl Reclaim {
-    pub(crate) fn new(limit_pages: u64) -> io::Result<Reclaim> {
+    pub(crate) fn new(limit_pages: u64) -> Result<Reclaim, Error> {
         if limit_pages < 2 * BATCH as u64 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "resident_limit must be at least {} bytes ({} pages)",
-                    2 * BATCH * acomp_zswap::PAGE_SIZE,
-                    2 * BATCH
-                ),
-            ));
+            return Err(Error::invalid(format!(
+                "resident_limit must be at least {} bytes ({} pages)",
+                2 * BATCH * acomp_zswap::PAGE_SIZE,
+                2 * BATCH
+            )));
         }
         Ok(Reclaim {
             limit: limit_pages,
@@ -61,6 +62,7 @@ impl Reclaim {
             wake: Mutex::new(Wake::default()),
             cond: Condvar::new(),
             throttled: Mutex::new(Vec::new()),
+            stalled: AtomicBool::new(false),
         })
     }
 
@@ -69,7 +71,17 @@ impl Reclaim {
         (self.limit / 16).max(BATCH as u64 * 4)
     }
 
-    pub(crate) fn add_region(&self, _region: &RegionInner) {}
+    /// Page `p` of `region`, a victim that stays in memory (refused, locked, unreadable),
+    /// back at the inactive list's tail with the stamp it has.
+    pub(crate) fn relist(&self, region: &RegionInner, p: usize) {
+        let Some(marks) = &region.lru else { return };
+        let entry = Entry {
+            region: region.id,
+            stamp: marks.stamp[p].load(Ordering::Relaxed),
+            page: p as u64,
+        };
+        self.lists.lock().inactive.push_back(entry);
+    }
 
     pub(crate) fn remove_region(&self, id: u32) {
         let mut l = self.lists.lock();

@@ -1,14 +1,18 @@
 //! A page-out's batch: the pages of [`Region::page_out`](crate::Region::page_out) and of the
-//! reclaimer go to the tier [`BATCH`] at a time.
+//! reclaimer go to the tier [`BATCH`] at a time, in four steps: hold the pages and
+//! write-protect them; decide what each page is (clean with its copy, zeros, data, or
+//! something to leave alone); read the data out and store it; drop what left and release.
 
 use std::io;
+use std::sync::atomic::Ordering;
 
-use acomp_zswap::{PAGE_SIZE, Page};
+use acomp_zswap::{PAGE_SIZE, Page, StoreError};
 
 use crate::pages::{BATCH, RegionInner, key};
 use crate::shared::Shared;
 use crate::state::{CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
+use crate::sys::Pte;
 
 thread_local! {
     /// A page-out's pages read out for the tier: a batch's worth, per thread.
@@ -20,205 +24,312 @@ thread_local! {
 enum Action {
     /// Stays as it was.
     Keep,
+    /// To be read out and stored.
+    Read,
     /// Stored in the tier (or its clean copy kept): leaves memory, now `OUT`.
     Out,
     /// Zeros (or dropped by the program): leaves memory, now `UNTOUCHED`.
     Zero,
-    /// A clean page whose copy the tier dropped and whose store was refused: stays, writable.
+    /// Write-protected but staying (unreadable, locked, refused): made writable again, now
+    /// `RESIDENT`.
     Unprotect,
 }
 
-/// Pages out pages `[start, stop)` of `region` (at most [`BATCH`]): how many left memory,
-/// and the tier's reason if it refused one.
+/// Why a batch stopped short.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The tier refused a page.
+    Tier(StoreError),
+    /// Write-protecting the batch failed.
+    WriteProtect(io::Error),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Tier(e) => write!(f, "{e}"),
+            Refused::WriteProtect(e) => write!(f, "write-protecting the pages failed: {e}"),
+        }
+    }
+}
+
+/// What a batch did: how many pages left memory, and why it stopped short, if it did.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub(crate) moved: usize,
+    pub(crate) refused: Option<Refused>,
+}
+
+/// The pages of one batch, held from [`Batch::hold`] until released; released into their
+/// old states if the page-out unwinds (a panic in the tier), so that none stays held.
+struct Batch<'a> {
+    shared: &'a Shared,
+    region: &'a RegionInner,
+    start: usize,
+    count: usize,
+    old: [u8; BATCH],
+    action: [Action; BATCH],
+    /// Pages already dropped from memory (by [`Batch::drop_left`]).
+    gone: [bool; BATCH],
+    released: bool,
+}
+
+/// Pages out pages `[start, stop)` of `region` (at most [`BATCH`]); `reclaim` for the
+/// reclaimer's victims (counted, marked with the eviction clock, and put back on its list
+/// where they stay).
 pub(crate) fn page_out_batch(
     shared: &Shared,
     region: &RegionInner,
     start: usize,
     stop: usize,
     reclaim: bool,
-) -> (usize, Option<String>) {
-    let count = stop - start;
-    debug_assert!(count <= BATCH);
-    let mut old = [UNTOUCHED; BATCH];
-    for (i, o) in old[..count].iter_mut().enumerate() {
-        *o = region.states.acquire_wait(start + i);
+) -> Done {
+    let mut b = Batch::hold(shared, region, start, stop);
+    // Being dropped (`SeqCst`: see `States::touched_runs`), or nothing in memory: nothing
+    // to page out, and no system call made.
+    if region.dying.load(Ordering::SeqCst)
+        || !b.old[..b.count]
+            .iter()
+            .any(|&o| matches!(o, RESIDENT | CLEAN))
+    {
+        b.release(false);
+        return Done {
+            moved: 0,
+            refused: None,
+        };
     }
-    if region.dying() {
-        // Being dropped (unregistered, or about to be): nothing to page out.
-        for (i, &o) in old[..count].iter().enumerate() {
-            shared.finish(region, start + i, o, o);
-        }
-        return (0, None);
+    if let Err(e) = b.protect_and_decide() {
+        b.release(false);
+        return Done {
+            moved: 0,
+            refused: Some(Refused::WriteProtect(e)),
+        };
     }
-    let mut action = [Action::Keep; BATCH];
-    let mut refused = None;
-    let mut mapped = [0u8; BATCH];
-    let wp = region
-        .map
-        .resident(start * PAGE_SIZE, count, &mut mapped)
-        // Write-protect before reading: a write from here on faults and waits for its page.
-        .and_then(|()| write_protect(shared, region.addr() + start * PAGE_SIZE, count));
-    if let Err(e) = wp {
-        for (i, &o) in old[..count].iter().enumerate() {
-            shared.finish(region, start + i, o, o);
+    let refused = b.read_and_store().map(Refused::Tier);
+    b.drop_left();
+    let moved = b.release(reclaim);
+    Done { moved, refused }
+}
+
+impl<'a> Batch<'a> {
+    /// Holds pages `[start, stop)`, waiting for a fault handler holding one.
+    fn hold(shared: &'a Shared, region: &'a RegionInner, start: usize, stop: usize) -> Self {
+        let count = stop - start;
+        debug_assert!(count <= BATCH);
+        let mut old = [UNTOUCHED; BATCH];
+        for (i, o) in old[..count].iter_mut().enumerate() {
+            *o = region.states.acquire_wait(start + i);
         }
-        return (0, Some(format!("write-protect failed: {e}")));
+        Batch {
+            shared,
+            region,
+            start,
+            count,
+            old,
+            action: [Action::Keep; BATCH],
+            gone: [false; BATCH],
+            released: false,
+        }
     }
-    // The pages to compress, read out and stored in one batch of the tier's.
-    let mut to_store = [0usize; BATCH];
-    let mut n_store = 0;
-    STORE_BUF.with_borrow_mut(|bufs| {
-        if bufs.is_empty() {
-            bufs.resize(BATCH, [0; PAGE_SIZE]);
-        }
-        // First what needs no read; the pages to read are gathered for one copy.
-        let mut to_read = [0usize; BATCH];
-        let mut n_read = 0;
-        for i in 0..count {
-            let p = start + i;
-            action[i] = match old[i] {
-                CLEAN if shared.tier.clear_clean(key(region.id, p)) => {
+
+    fn offset(&self, i: usize) -> usize {
+        (self.start + i) * PAGE_SIZE
+    }
+
+    /// Write-protects the batch (a write from here on faults and waits for its page), then
+    /// decides each page's action from its state and its table entry.
+    fn protect_and_decide(&mut self) -> io::Result<()> {
+        let (shared, region) = (self.shared, self.region);
+        let mut ptes = [Pte::None; BATCH];
+        region
+            .map
+            .page_table(self.offset(0), self.count, &mut ptes)?;
+        write_protect(shared, region.addr() + self.offset(0), self.count)?;
+        for (i, &pte) in ptes[..self.count].iter().enumerate() {
+            let p = self.start + i;
+            self.action[i] = match (self.old[i], pte) {
+                (CLEAN, _) if shared.tier.clear_clean(key(region.id, p)) => {
                     add(&shared.counters.clean_swap_outs, 1);
                     Action::Out
                 }
-                // A page the program dropped since it was mapped.
-                RESIDENT if mapped[i] & 1 == 0 => Action::Zero,
-                RESIDENT | CLEAN if !region.dying() => {
-                    to_read[n_read] = i;
-                    n_read += 1;
-                    Action::Keep
-                }
-                RESIDENT | CLEAN => Action::Unprotect,
+                // Not mapped and in no swap: dropped by the program since it was mapped.
+                (RESIDENT | CLEAN, Pte::None) => Action::Zero,
+                // Not mapped, and the kernel's swap may hold it: left alone.
+                (RESIDENT | CLEAN, Pte::Unknown) => Action::Unprotect,
+                // Mapped, or in the kernel's swap (the read brings it back).
+                (RESIDENT | CLEAN, Pte::Present | Pte::Swapped) => Action::Read,
                 _ => Action::Keep,
             };
         }
-        // The pages the kernel cannot read (the program's `PROT_NONE`) stay in memory;
-        // the rest are copied out.
-        let offsets: Vec<usize> = to_read[..n_read]
-            .iter()
-            .map(|&i| (start + i) * PAGE_SIZE)
+        Ok(())
+    }
+
+    /// Reads out the pages to store, drops the zero pages among them, and stores the rest
+    /// in one batch of the tier's: the tier's error for the first page it refused.
+    fn read_and_store(&mut self) -> Option<StoreError> {
+        let (shared, region) = (self.shared, self.region);
+        let to_read: Vec<usize> = (0..self.count)
+            .filter(|&i| self.action[i] == Action::Read)
             .collect();
+        if to_read.is_empty() {
+            return None;
+        }
+        // The pages the kernel cannot read (the program's `PROT_NONE`) stay in memory.
+        let offsets: Vec<usize> = to_read.iter().map(|&i| self.offset(i)).collect();
         let mut done = 0;
-        while done < n_read {
+        while done < offsets.len() {
             done += region.map.readable_pages(&offsets[done..]);
-            if done < n_read {
-                action[to_read[done]] = Action::Unprotect;
+            if done < offsets.len() {
+                self.action[to_read[done]] = Action::Unprotect;
                 done += 1;
             }
         }
-        for (k, &i) in to_read[..n_read].iter().enumerate() {
-            if action[i] != Action::Unprotect {
-                region.map.read_page(offsets[k], &mut bufs[k]);
+        STORE_BUF.with_borrow_mut(|bufs| {
+            if bufs.is_empty() {
+                bufs.resize(BATCH, [0; PAGE_SIZE]);
             }
-        }
-        for (k, &i) in to_read[..n_read].iter().enumerate() {
-            if action[i] == Action::Unprotect {
+            let mut to_store = Vec::with_capacity(to_read.len());
+            for (k, &i) in to_read.iter().enumerate() {
+                if self.action[i] != Action::Read {
+                    continue;
+                }
+                let buf = &mut bufs[to_store.len()];
+                region.map.read_page(offsets[k], buf);
+                if acomp_zswap::same_filled(buf) == Some(0) {
+                    add(&shared.counters.zero_swap_outs, 1);
+                    self.action[i] = Action::Zero;
+                } else {
+                    to_store.push(i);
+                }
+            }
+            if to_store.is_empty() {
+                return None;
+            }
+            let pages: Vec<(u64, &Page)> = to_store
+                .iter()
+                .zip(bufs.iter())
+                .map(|(&i, b)| (key(region.id, self.start + i), b))
+                .collect();
+            let mut refused = None;
+            for (&i, r) in to_store.iter().zip(shared.tier.store_batch(&pages)) {
+                self.action[i] = match r {
+                    Ok(_) => {
+                        add(&shared.counters.swap_outs, 1);
+                        Action::Out
+                    }
+                    Err(e) => {
+                        refused.get_or_insert(e);
+                        Action::Unprotect
+                    }
+                };
+            }
+            refused
+        })
+    }
+
+    /// Drops the pages that left memory, a run at a time. Where the kernel refuses part of a
+    /// run (locked pages, `mlock`: it stops at the first locked mapping), the pages still
+    /// mapped are dropped one by one, and those refused stay in memory as they were, their
+    /// tier copies dropped; `MADV_PAGEOUT` skips locked pages the same way.
+    fn drop_left(&mut self) {
+        let (shared, region) = (self.shared, self.region);
+        let leaves = |a: Action| matches!(a, Action::Out | Action::Zero);
+        let mut i = 0;
+        while i < self.count {
+            if !leaves(self.action[i]) {
+                i += 1;
                 continue;
             }
-            if acomp_zswap::same_filled(&bufs[k]) == Some(0) {
-                add(&shared.counters.zero_swap_outs, 1);
-                action[i] = Action::Zero;
-            } else {
-                // Compacted to the front: `bufs[n_store]` is this page's from here on.
-                if n_store != k {
-                    bufs.swap(n_store, k);
-                }
-                to_store[n_store] = i;
-                n_store += 1;
-            }
-        }
-        if n_store == 0 {
-            return;
-        }
-        let pages: Vec<(u64, &Page)> = to_store[..n_store]
-            .iter()
-            .zip(bufs.iter())
-            .map(|(&i, b)| (key(region.id, start + i), b))
-            .collect();
-        for (&i, r) in to_store[..n_store]
-            .iter()
-            .zip(shared.tier.store_batch(&pages))
-        {
-            action[i] = match r {
-                Ok(_) => {
-                    add(&shared.counters.swap_outs, 1);
-                    Action::Out
-                }
-                Err(e) => {
-                    refused.get_or_insert_with(|| e.to_string());
-                    Action::Unprotect
-                }
-            };
-        }
-    });
-    // Drop the pages that left, a run at a time.
-    let mut i = 0;
-    while i < count {
-        if matches!(action[i], Action::Out | Action::Zero) {
-            let j = (i..count)
-                .find(|&j| !matches!(action[j], Action::Out | Action::Zero))
-                .unwrap_or(count);
-            if shared
-                .drop_pages(region, (start + i) * PAGE_SIZE, (j - i) * PAGE_SIZE)
-                .is_err()
-            {
-                // Refused for part of the run (locked pages, `mlock`; the kernel stops at
-                // the first locked mapping): the pages still mapped are dropped one by one,
-                // and those refused stay in memory as they were, their tier copies dropped;
-                // `MADV_PAGEOUT` skips locked pages the same way.
-                let mut still = [0u8; BATCH];
-                let checked =
-                    region
-                        .map
-                        .resident((start + i) * PAGE_SIZE, j - i, &mut still[..j - i]);
+            let j = (i..self.count)
+                .find(|&j| !leaves(self.action[j]))
+                .unwrap_or(self.count);
+            let run = (j - i) * PAGE_SIZE;
+            let dropped = shared.drop_pages(region, self.offset(i), run);
+            self.gone[i..j].fill(true);
+            if dropped.is_err() {
+                let mut ptes = [Pte::Present; BATCH];
+                let checked = region.map.page_table(self.offset(i), j - i, &mut ptes);
                 for k in i..j {
-                    let mapped = checked.is_err() || still[k - i] & 1 != 0;
+                    let mapped = checked.is_err() || ptes[k - i] != Pte::None;
                     if mapped
                         && shared
-                            .drop_pages(region, (start + k) * PAGE_SIZE, PAGE_SIZE)
+                            .drop_pages(region, self.offset(k), PAGE_SIZE)
                             .is_err()
                     {
-                        if action[k] == Action::Out {
-                            shared.tier.invalidate(key(region.id, start + k));
+                        if self.action[k] == Action::Out {
+                            shared.tier.invalidate(key(region.id, self.start + k));
                         }
-                        action[k] = Action::Unprotect;
+                        self.action[k] = Action::Unprotect;
+                        self.gone[k] = false;
                     }
                 }
             }
             i = j;
-        } else {
-            i += 1;
         }
     }
-    let mut moved = 0;
-    for i in 0..count {
-        let p = start + i;
-        let new = match action[i] {
-            Action::Keep => old[i],
-            Action::Out => OUT,
-            Action::Zero => UNTOUCHED,
-            Action::Unprotect => {
-                let _ = shared.uffd.write_protect(
-                    region.addr() + p * PAGE_SIZE,
-                    PAGE_SIZE,
-                    false,
-                    false,
-                );
-                RESIDENT
-            }
-        };
-        if new != old[i] && matches!(new, OUT | UNTOUCHED) {
-            moved += 1;
+
+    /// Releases every page into its new state: how many left memory. A reclaimer's victim
+    /// that stays goes back on its list, so that the limit goes on counting it.
+    fn release(&mut self, reclaim: bool) -> usize {
+        let (shared, region) = (self.shared, self.region);
+        let mut moved = 0;
+        for i in 0..self.count {
+            let p = self.start + i;
+            let old = self.old[i];
+            let new = match self.action[i] {
+                Action::Keep | Action::Read => old,
+                Action::Out => OUT,
+                Action::Zero => UNTOUCHED,
+                Action::Unprotect => {
+                    let _ = shared.uffd.write_protect(
+                        region.addr() + p * PAGE_SIZE,
+                        PAGE_SIZE,
+                        false,
+                        false,
+                    );
+                    RESIDENT
+                }
+            };
             if let (Some(r), Some(marks)) = (&shared.reclaim, &region.lru) {
-                marks.evicted(p, if reclaim { r.evict_stamp() } else { 0 });
+                if new != old && matches!(new, OUT | UNTOUCHED) {
+                    marks.evicted(p, if reclaim { r.evict_stamp() } else { 0 });
+                } else if reclaim && matches!(new, RESIDENT | CLEAN) {
+                    r.relist(region, p);
+                    add(&shared.counters.reclaim_kept, 1);
+                }
             }
+            if new != old && matches!(new, OUT | UNTOUCHED) {
+                moved += 1;
+            }
+            shared.finish(region, p, old, new);
         }
-        shared.finish(region, p, old[i], new);
+        self.released = true;
+        if reclaim {
+            add(&shared.counters.reclaimed, moved as u64);
+        }
+        moved
     }
-    if reclaim {
-        add(&shared.counters.reclaimed, moved as u64);
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if !self.released {
+            // Unwinding: a page already dropped is released as what it left as (its tier
+            // copy, or zeros); every other page as it was, a copy stored for it dropped
+            // (still write-protected: a write faults and makes it writable).
+            for i in 0..self.count {
+                if !self.gone[i] {
+                    if self.action[i] == Action::Out && self.old[i] == RESIDENT {
+                        self.shared
+                            .tier
+                            .invalidate(key(self.region.id, self.start + i));
+                    }
+                    self.action[i] = Action::Keep;
+                }
+            }
+            self.release(false);
+        }
     }
-    (moved, refused)
 }
 
 /// Write-protects `pages` pages from `at`, retrying while the kernel refuses with `EAGAIN`:

@@ -1,13 +1,13 @@
 //! The pager: its builder and its handle.
 
-use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Duration;
 
 use acomp_zswap::{PAGE_SIZE, Zswap};
 use parking_lot::{Mutex, RwLock};
 
+use crate::error::Error;
 use crate::lru::Reclaim;
 use crate::region::Region;
 use crate::shared::{Owner, Shared};
@@ -82,10 +82,12 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// userfaultfd refused or missing: the error says why and what fixes it
+    /// [`Error::Unavailable`]: userfaultfd refused or missing, its errno kept
+    /// ([`Error::raw_os_error`]); the message says what fixes it
     /// (`vm.unprivileged_userfaultfd`, `/dev/userfaultfd`, `CAP_SYS_PTRACE`, a seccomp
-    /// profile); a thread that could not be started.
-    pub fn build(self) -> io::Result<Pager> {
+    /// profile). [`Error::InvalidInput`]: a `resident_limit` under 64 pages.
+    /// [`Error::Os`]: an eventfd or a thread that could not be made.
+    pub fn build(self) -> Result<Pager, Error> {
         let handlers = self.handler_threads;
         let reclaim = match self.resident_limit {
             Some(bytes) => Some(Reclaim::new(bytes / PAGE_SIZE as u64)?),
@@ -94,7 +96,7 @@ impl Builder {
         let shared = Arc::new(Shared {
             tier: self.tier,
             uffd: Uffd::open()?,
-            stop: EventFd::new()?,
+            stop: EventFd::new().map_err(Error::os("eventfd"))?,
             stopping: AtomicBool::new(false),
             spinning: AtomicBool::new(false),
             regions: RwLock::new(Vec::new()),
@@ -106,8 +108,8 @@ impl Builder {
             keep_clean: self.keep_clean,
             spin: self.handler_spin,
             page_out_threads: self.page_out_threads,
-            next_id: AtomicU32::new(1),
             reclaim,
+            pid: std::process::id(),
         });
         let mut threads = Vec::with_capacity(handlers + 1);
         for i in 0..handlers {
@@ -115,7 +117,8 @@ impl Builder {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("acomp-pager-{i}"))
-                    .spawn(move || s.handle_loop(i))?,
+                    .spawn(move || s.handle_loop(i))
+                    .map_err(Error::os("pthread_create"))?,
             );
         }
         if shared.reclaim.is_some() {
@@ -123,7 +126,8 @@ impl Builder {
             threads.push(
                 std::thread::Builder::new()
                     .name("acomp-pager-reclaim".into())
-                    .spawn(move || crate::reclaim::run(&s))?,
+                    .spawn(move || crate::reclaim::run(&s))
+                    .map_err(Error::os("pthread_create"))?,
             );
         }
         Ok(Pager {
@@ -144,8 +148,10 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// A builder over `tier`, where paged-out pages go (shared: the tier may serve other
-    /// users too; the pager's offsets are its own, `region id << 36 | page index`).
+    /// A builder over `tier`, where paged-out pages go. The tier may be shared, with other
+    /// pagers and with the program's own stores: a pager's offsets are the top half of the
+    /// tier's key space ([`Region::tier_offset`]), its region ids counted for the whole
+    /// process, so pagers never meet; the program keeps its own offsets below 2^63.
     pub fn builder(tier: Arc<Zswap>) -> Builder {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         Builder {
@@ -161,11 +167,16 @@ impl Pager {
     /// A new region of `len` bytes (rounded up to whole pages): anonymous, page-aligned,
     /// zero-filled, served by this pager.
     ///
+    /// The region's per-page state costs memory only for the pages touched: a 1 TiB region
+    /// is made in O(1), and its drop and a `page_out` over it walk only the runs of 4,096
+    /// pages where a page was touched.
+    ///
     /// # Errors
     ///
-    /// `InvalidInput` for `len == 0` or over 2^48 bytes; `mmap` or the userfaultfd
-    /// registration failing (`ENOMEM`: the process's map count or address space).
-    pub fn region(&self, len: usize) -> io::Result<Region> {
+    /// [`Error::InvalidInput`] for `len == 0` or over 2^48 bytes; [`Error::Os`] for `mmap`
+    /// or the userfaultfd registration failing (`ENOMEM`: the process's map count or
+    /// address space); [`Error::Forked`] in a forked child; [`Error::OutOfRegionIds`].
+    pub fn region(&self, len: usize) -> Result<Region, Error> {
         Region::new(self.owner.clone(), len)
     }
 

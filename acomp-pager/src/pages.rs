@@ -1,18 +1,42 @@
 //! What the threads know of a region ([`RegionInner`]: its mapping, its pages' states, the
 //! reclaimer's marks), the tier's key of each page, and the size of a page-out's batch.
 
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::state::States;
-use crate::sys::Mapping;
+use crate::sys::{Mapping, Zeroed};
 
 /// Pages handled together by a page-out: one write-protect ioctl, one `mincore`, and one
 /// `MADV_DONTNEED` for each run of pages that left.
 pub(crate) const BATCH: usize = 32;
 
+/// The tier's offsets of the pager's pages: the top half of its key space, `2^63 | id << 36
+/// | page index`. A program storing into the tier beside a pager uses offsets below 2^63.
+pub(crate) const KEY_BASE: u64 = 1 << 63;
+
+/// Bits of a page index in a key: a region is at most 2^36 pages (2^48 bytes).
+pub(crate) const PAGE_BITS: u32 = 36;
+
+/// The largest region id: what fits between [`PAGE_BITS`] and [`KEY_BASE`]'s bit.
+pub(crate) const MAX_ID: u32 = (1 << (63 - PAGE_BITS)) - 1;
+
+/// Region ids, for every pager of the process: two pagers on one tier never share a key.
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// A new region id, or `None` once the process has made [`MAX_ID`] regions.
+pub(crate) fn next_id() -> Option<u32> {
+    NEXT_ID
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| {
+            (id <= MAX_ID).then_some(id + 1)
+        })
+        .ok()
+}
+
 /// The tier's offset of page `p` of region `id`.
 pub(crate) fn key(id: u32, p: usize) -> u64 {
-    (u64::from(id) << 36) | p as u64
+    debug_assert!(id <= MAX_ID && (p as u64) < 1 << PAGE_BITS);
+    KEY_BASE | (u64::from(id) << PAGE_BITS) | p as u64
 }
 
 /// What the threads know of a region.
@@ -41,22 +65,22 @@ impl RegionInner {
     }
 }
 
-/// Per-page marks of a region under a resident limit.
+/// Per-page marks of a region under a resident limit, resident only where pages were
+/// touched (as the states).
 #[derive(Debug)]
 pub(crate) struct PageMarks {
     /// Changes each time the page comes into memory or leaves it.
-    pub(crate) stamp: Box<[AtomicU32]>,
+    pub(crate) stamp: Zeroed<AtomicU32>,
     /// The eviction clock when the reclaimer paged the page out; 0 if it did not.
-    pub(crate) shadow: Box<[AtomicU32]>,
+    pub(crate) shadow: Zeroed<AtomicU32>,
 }
 
 impl PageMarks {
-    pub(crate) fn new(pages: usize) -> PageMarks {
-        let zeros = || (0..pages).map(|_| AtomicU32::new(0)).collect();
-        PageMarks {
-            stamp: zeros(),
-            shadow: zeros(),
-        }
+    pub(crate) fn new(pages: usize) -> io::Result<PageMarks> {
+        Ok(PageMarks {
+            stamp: Zeroed::new(pages)?,
+            shadow: Zeroed::new(pages)?,
+        })
     }
 
     /// The page left memory; `shadow` is the eviction clock if the reclaimer paged it out.

@@ -12,14 +12,19 @@
 //! So a page the program keeps touching comes back once and then stays, while a one-pass
 //! sweep over cold pages flows through the inactive list alone.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use crate::lru::{Entry, Reclaim};
-use crate::pageout::page_out_batch;
+use crate::pageout::{Refused, page_out_batch};
 use crate::pages::{BATCH, RegionInner};
 use crate::shared::Shared;
 use crate::state::{CLEAN, RESIDENT};
 use crate::stats::add;
+
+/// How long a stalled reclaimer waits before it tries again.
+const STALL_RETRY: Duration = Duration::from_millis(50);
 
 // The reclaimer's work on the pager's shared state (the lists alone: `lru.rs`).
 impl Reclaim {
@@ -62,7 +67,9 @@ impl Reclaim {
         if resident > self.limit {
             self.kick();
         }
-        resident >= self.limit + self.slack() && !self.lists.lock().inactive.is_empty()
+        resident >= self.limit + self.slack()
+            && !self.stalled.load(Ordering::Relaxed)
+            && !self.lists.lock().inactive.is_empty()
     }
 
     /// Parks the fault at `addr` until the reclaimer has made progress.
@@ -111,15 +118,19 @@ impl Reclaim {
     }
 }
 
-/// The reclaim thread's body.
+/// The reclaim thread's body: a round each time it is kicked (or, stalled, every
+/// [`STALL_RETRY`]); a panic in a round is caught and counted, and the thread goes on.
 pub(crate) fn run(shared: &Shared) {
     let r = shared.reclaim.as_ref().expect("started with a limit");
-    let low = r.limit - r.limit / 64;
-    let mut victims = Vec::with_capacity(BATCH);
     loop {
         {
             let mut w = r.wake.lock();
-            while !w.work && !w.stop {
+            if r.stalled.load(Ordering::Relaxed) && !w.stop {
+                // Kicks do not hurry a stalled reclaimer: each round would only be refused
+                // again.
+                r.cond.wait_for(&mut w, STALL_RETRY);
+            }
+            while !w.work && !w.stop && !r.stalled.load(Ordering::Relaxed) {
                 r.cond.wait(&mut w);
             }
             if w.stop {
@@ -129,35 +140,74 @@ pub(crate) fn run(shared: &Shared) {
             }
             w.work = false;
         }
-        while shared.counters.resident_pages() > low {
-            victims.clear();
-            r.victims(shared, &mut victims);
-            if victims.is_empty() {
-                break;
-            }
-            victims.sort_unstable();
-            let mut i = 0;
-            while i < victims.len() {
-                let (id, first) = victims[i];
-                let mut j = i + 1;
-                while j < victims.len() && victims[j] == (id, first + (j - i)) {
-                    j += 1;
+        match catch_unwind(AssertUnwindSafe(|| round(shared, r))) {
+            Ok(None) => r.stalled.store(false, Ordering::Relaxed),
+            Ok(Some(why)) => {
+                if !r.stalled.swap(true, Ordering::Relaxed) {
+                    add(&shared.counters.reclaim_stalls, 1);
+                    log::warn!(
+                        "acomp-pager: the reclaimer cannot keep the regions under \
+                         resident_limit ({why}); faults go past it until it can"
+                    );
                 }
-                let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
-                if let Some(region) = region {
-                    let (_, refused) =
-                        page_out_batch(shared, &region, first, first + (j - i), true);
-                    if let Some(why) = refused {
-                        eprintln!("acomp-pager: the reclaimer's page-out was refused: {why}");
-                    }
-                }
-                i = j;
             }
-            r.release_throttled(shared);
-            if r.wake.lock().stop {
-                break;
+            Err(_) => {
+                add(&shared.counters.panics, 1);
+                log::error!("acomp-pager: a panic in the reclaimer was caught; it goes on");
             }
         }
         r.release_throttled(shared);
+    }
+}
+
+/// Pages out victims until the regions are under the low mark (a sixty-fourth under the
+/// limit) or no victim left memory in a pass: then why, if still over the limit.
+fn round(shared: &Shared, r: &Reclaim) -> Option<String> {
+    let low = r.limit - r.limit / 64;
+    let mut victims = Vec::with_capacity(BATCH);
+    let mut why = None;
+    while shared.counters.resident_pages() > low {
+        victims.clear();
+        r.victims(shared, &mut victims);
+        if victims.is_empty() {
+            why = Some("no resident page is on its lists".to_string());
+            break;
+        }
+        victims.sort_unstable();
+        let mut moved = 0;
+        let mut i = 0;
+        while i < victims.len() {
+            let (id, first) = victims[i];
+            let mut j = i + 1;
+            while j < victims.len() && victims[j] == (id, first + (j - i)) {
+                j += 1;
+            }
+            let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
+            if let Some(region) = region {
+                let done = page_out_batch(shared, &region, first, first + (j - i), true);
+                moved += done.moved;
+                if let Some(refused) = done.refused {
+                    why = Some(match refused {
+                        Refused::Tier(e) => format!("the tier refused a page: {e}"),
+                        e => e.to_string(),
+                    });
+                }
+            }
+            i = j;
+        }
+        r.release_throttled(shared);
+        if r.wake.lock().stop {
+            return None;
+        }
+        if moved == 0 {
+            why.get_or_insert_with(|| "no victim could be paged out (locked or unreadable)".into());
+            break;
+        }
+        why = None;
+    }
+    if shared.counters.resident_pages() > r.limit {
+        why
+    } else {
+        None
     }
 }

@@ -1,15 +1,15 @@
 //! A region: the mapping, its pages' states, and `page_out`.
 
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use acomp_zswap::PAGE_SIZE;
 
-use crate::pageout::page_out_batch;
-use crate::pages::{BATCH, PageMarks, RegionInner, key};
+use crate::error::Error;
+use crate::pageout::{Refused, page_out_batch};
+use crate::pages::{BATCH, PageMarks, RegionInner, key, next_id};
 use crate::shared::Owner;
-use crate::state::{CLEAN, OUT, States, UNTOUCHED};
+use crate::state::States;
 use crate::sys::Mapping;
 
 /// A page-out uses a thread of its own for each this many batches (up to
@@ -31,33 +31,42 @@ pub struct Region {
 }
 
 impl Region {
-    pub(crate) fn new(owner: Arc<Owner>, len: usize) -> io::Result<Region> {
+    pub(crate) fn new(owner: Arc<Owner>, len: usize) -> Result<Region, Error> {
         if len == 0 || len > MAX_LEN {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("a region's length must be 1 to 2^48 bytes, not {len}"),
-            ));
+            return Err(Error::invalid(format!(
+                "a region's length must be 1 to 2^48 bytes, not {len}"
+            )));
+        }
+        let shared = &owner.shared;
+        if shared.forked() {
+            return Err(Error::Forked);
         }
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
-        let shared = &owner.shared;
-        let map = Mapping::new(len)?;
-        shared.uffd.register(map.addr(), len)?;
         let pages = len / PAGE_SIZE;
+        // The per-page arrays first: made in O(1), resident only where pages are touched.
+        let states = States::new(pages).map_err(Error::os("mmap"))?;
+        let lru = match shared.reclaim {
+            Some(_) => Some(PageMarks::new(pages).map_err(Error::os("mmap"))?),
+            None => None,
+        };
+        let map = Mapping::new(len).map_err(Error::os("mmap"))?;
+        shared
+            .uffd
+            .register(map.addr(), len)
+            .map_err(Error::os("UFFDIO_REGISTER"))?;
+        let id = next_id().ok_or(Error::OutOfRegionIds)?;
         let inner = Arc::new(RegionInner {
-            id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+            id,
             map,
             len,
-            states: States::new(pages),
+            states,
             dying: AtomicBool::new(false),
-            lru: shared.reclaim.as_ref().map(|_| PageMarks::new(pages)),
+            lru,
         });
         {
             let mut regions = shared.regions.write();
             let i = regions.partition_point(|r| r.addr() < inner.addr());
             regions.insert(i, inner.clone());
-        }
-        if let Some(r) = &shared.reclaim {
-            r.add_region(&inner);
         }
         Ok(Region { inner, owner })
     }
@@ -75,7 +84,7 @@ impl Region {
     ///
     /// `InvalidInput` where `[offset, offset + data.len())` is not inside the region;
     /// nothing is copied.
-    pub fn write_at(&self, offset: usize, data: &[u8]) -> io::Result<()> {
+    pub fn write_at(&self, offset: usize, data: &[u8]) -> Result<(), Error> {
         self.check_range(offset, data.len())?;
         self.inner.map.copy_in(offset, data);
         Ok(())
@@ -88,23 +97,38 @@ impl Region {
     ///
     /// `InvalidInput` where `[offset, offset + out.len())` is not inside the region;
     /// `out` is left as it was.
-    pub fn read_at(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
+    pub fn read_at(&self, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         self.check_range(offset, out.len())?;
         self.inner.map.copy_out(offset, out);
         Ok(())
     }
 
-    fn check_range(&self, offset: usize, len: usize) -> io::Result<()> {
+    fn check_range(&self, offset: usize, len: usize) -> Result<(), Error> {
         if offset.checked_add(len).is_none_or(|end| end > self.len()) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "bytes {offset}..{offset}+{len} are not inside the region of {} bytes",
-                    self.len()
-                ),
-            ));
+            return Err(Error::invalid(format!(
+                "bytes {offset}..{offset}+{len} are not inside the region of {} bytes",
+                self.len()
+            )));
         }
         Ok(())
+    }
+
+    /// The tier's offset of the page holding byte `offset` of the region (page-aligned or
+    /// not): where [`Region::page_out`] stores it, for `Zswap::contains` and the like.
+    /// A pager's offsets are the top half of the tier's key space, `2^63 | region id << 36
+    /// | page index`, its region ids counted for the whole process: pagers sharing a tier
+    /// never meet, and a program storing into the tier beside them keeps to offsets below
+    /// 2^63.
+    ///
+    /// # Panics
+    ///
+    /// If `offset` is not inside the region.
+    pub fn tier_offset(&self, offset: usize) -> u64 {
+        assert!(
+            offset < self.len(),
+            "byte {offset} is not inside the region"
+        );
+        key(self.inner.id, offset / PAGE_SIZE)
     }
 
     /// The length in bytes (a multiple of [`PAGE_SIZE`]).
@@ -135,40 +159,50 @@ impl Region {
     /// ([`Builder::page_out_threads`](crate::Builder::page_out_threads)): the pages the
     /// tier took are out; the refused page and the batches not taken yet stay in memory as
     /// they were.
-    pub fn page_out(&self, offset: usize, len: usize) -> io::Result<usize> {
+    pub fn page_out(&self, offset: usize, len: usize) -> Result<usize, Error> {
         if offset % PAGE_SIZE != 0
             || len % PAGE_SIZE != 0
             || offset
                 .checked_add(len)
                 .is_none_or(|end| end > self.inner.len)
         {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "page_out({offset}, {len}): the range must be page-aligned and inside the \
-                     region's {} bytes",
-                    self.inner.len
-                ),
-            ));
+            return Err(Error::invalid(format!(
+                "page_out({offset}, {len}): the range must be page-aligned and inside the \
+                 region's {} bytes",
+                self.inner.len
+            )));
         }
         let shared = &self.owner.shared;
-        let first = offset / PAGE_SIZE;
-        let batches = (len / PAGE_SIZE).div_ceil(BATCH);
+        if shared.forked() {
+            return Err(Error::Forked);
+        }
+        // Only the runs of pages ever touched: a sparse region costs what was touched.
+        let mut batches = Vec::new();
+        for (a, b) in self
+            .inner
+            .states
+            .touched_runs(offset / PAGE_SIZE, (offset + len) / PAGE_SIZE)
+        {
+            batches.extend(
+                (a..b)
+                    .step_by(BATCH)
+                    .map(|start| (start, (start + BATCH).min(b))),
+            );
+        }
         let next = AtomicUsize::new(0);
         let moved = AtomicUsize::new(0);
-        let refused: parking_lot::Mutex<Option<String>> = parking_lot::Mutex::new(None);
+        let refused: parking_lot::Mutex<Option<Refused>> = parking_lot::Mutex::new(None);
         // Each thread takes the next batch until none is left or the tier refused a page.
         let work = || {
             loop {
                 let b = next.fetch_add(1, Ordering::Relaxed);
-                if b >= batches || refused.lock().is_some() {
+                if b >= batches.len() || refused.lock().is_some() {
                     return;
                 }
-                let start = first + b * BATCH;
-                let stop = (start + BATCH).min(first + len / PAGE_SIZE);
-                let (n, why) = page_out_batch(shared, &self.inner, start, stop, false);
-                moved.fetch_add(n, Ordering::Relaxed);
-                if let Some(why) = why {
+                let (start, stop) = batches[b];
+                let done = page_out_batch(shared, &self.inner, start, stop, false);
+                moved.fetch_add(done.moved, Ordering::Relaxed);
+                if let Some(why) = done.refused {
                     refused.lock().get_or_insert(why);
                     return;
                 }
@@ -176,7 +210,7 @@ impl Region {
         };
         let helpers = (shared
             .page_out_threads
-            .min(batches / MIN_BATCHES_PER_THREAD))
+            .min(batches.len() / MIN_BATCHES_PER_THREAD))
         .max(1)
             - 1;
         std::thread::scope(|s| {
@@ -185,13 +219,14 @@ impl Region {
             }
             work();
         });
-        let moved = moved.into_inner();
+        let paged_out = moved.into_inner();
         match refused.into_inner() {
-            Some(why) => Err(io::Error::new(
-                io::ErrorKind::StorageFull,
-                format!("the tier refused a page ({why}); {moved} pages were paged out"),
-            )),
-            None => Ok(moved),
+            Some(Refused::Tier(source)) => Err(Error::TierRefused { paged_out, source }),
+            Some(Refused::WriteProtect(source)) => Err(Error::Os {
+                call: "UFFDIO_WRITEPROTECT",
+                source,
+            }),
+            None => Ok(paged_out),
         }
     }
 }
@@ -199,22 +234,31 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         let shared = &self.owner.shared;
+        if shared.forked() {
+            // A forked child's copy: the region's memory is not in the child
+            // (`MADV_DONTFORK`), and its userfaultfd, states and tier entries are the
+            // parent's. Nothing is done.
+            return;
+        }
         let inner = &self.inner;
         // Dying first: a page-out that holds one of its pages after this reads nothing.
-        inner.dying.store(true, Ordering::Release);
+        inner.dying.store(true, Ordering::SeqCst);
         // Each page held and released once, as it is: a page-out (the reclaimer's) that
         // began reading pages before the flag was set has released them, so that no pager
         // thread reads the region's memory once it is inaccessible. Faults are still served.
-        for p in 0..inner.states.len() {
-            let s = inner.states.acquire_wait(p);
-            shared.finish(inner, p, s, s);
+        // Only the runs ever touched: a page-out holds a page only after its run is marked.
+        for (a, b) in inner.states.touched_runs(0, inner.states.len()) {
+            for p in a..b {
+                let s = inner.states.acquire_wait(p);
+                shared.finish(inner, p, s, s);
+            }
         }
         // Inaccessible before it is unregistered: unregistered, it would be plain anonymous
         // memory, a paged-out page reading as zeros. From here any access is SIGSEGV, and a
         // thread waiting on a fault, woken by the unregister or by a handler's mapping
         // (which maps the page inaccessible), retries into SIGSEGV.
         if let Err(e) = inner.map.make_inaccessible() {
-            eprintln!("acomp-pager: making a dropped region inaccessible failed: {e}");
+            log::error!("acomp-pager: making a dropped region inaccessible failed: {e}");
         }
         // Unregistered: its waiting faults are woken, and none reaches the handlers any
         // more; then out of the list, then its pages out of the tier. It is unmapped with
@@ -222,13 +266,11 @@ impl Drop for Region {
         // until then no other mapping can take its addresses.
         let _ = shared.uffd.unregister(inner.addr(), inner.len);
         shared.regions.write().retain(|r| r.id != inner.id);
-        for p in 0..inner.states.len() {
-            let s = inner.states.acquire_wait(p);
-            if s == OUT || s == CLEAN {
-                shared.tier.invalidate(key(inner.id, p));
+        for (a, b) in inner.states.touched_runs(0, inner.states.len()) {
+            for p in a..b {
+                let s = inner.states.acquire_wait(p);
+                shared.drop_page(inner, p, s);
             }
-            inner.states.release_zapped(p, UNTOUCHED);
-            shared.counters.moved(s, UNTOUCHED);
         }
         if let Some(r) = &shared.reclaim {
             r.remove_region(inner.id);

@@ -2,7 +2,7 @@
 //! held page, which wakes the faults deferred on it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use acomp_zswap::{PAGE_SIZE, Zswap};
 use parking_lot::{Mutex, RwLock};
 
 use crate::lru::Reclaim;
-use crate::pages::{RegionInner, key};
+use crate::pages::{BATCH, RegionInner, key};
 use crate::state::{CLEAN, OUT, UNTOUCHED};
 use crate::stats::{Counters, add};
 use crate::sys::{EventFd, Uffd};
@@ -25,6 +25,13 @@ pub(crate) struct Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // A forked child's copy: the threads are not in it, and the eventfd and the
+            // userfaultfd are the parent's (a signal would stop the parent's threads). The
+            // child leaves everything as it is.
+            std::mem::forget(std::mem::take(self.threads.get_mut()));
+            return;
+        }
         self.shared.stopping.store(true, Ordering::SeqCst);
         self.shared.stop.signal();
         if let Some(r) = &self.shared.reclaim {
@@ -56,17 +63,28 @@ pub(crate) struct Shared {
     /// Faults deferred on a held page: their addresses, woken when a page is released.
     pub(crate) pending: Mutex<Vec<usize>>,
     pub(crate) pending_len: AtomicUsize,
-    /// The ranges the pager itself is dropping with `MADV_DONTNEED`, while it does: their remove events
-    /// are its own, not the program's.
-    pub(crate) own_removes: Mutex<Vec<(usize, usize)>>,
+    /// The ranges the pager itself is dropping with `MADV_DONTNEED`, while it does, and how
+    /// often each page was covered by a remove event meanwhile (see [`Shared::drop_pages`]).
+    pub(crate) own_removes: Mutex<Vec<OwnRemove>>,
     pub(crate) counters: Counters,
     pub(crate) keep_clean: bool,
     /// [`Builder::handler_spin`](crate::Builder::handler_spin).
     pub(crate) spin: Duration,
     /// [`Builder::page_out_threads`](crate::Builder::page_out_threads).
     pub(crate) page_out_threads: usize,
-    pub(crate) next_id: AtomicU32,
     pub(crate) reclaim: Option<Reclaim>,
+    /// The process that built the pager: in a forked child, every call is refused and every
+    /// drop leaves the parent's state alone.
+    pub(crate) pid: u32,
+}
+
+/// A range of at most [`BATCH`] pages the pager is dropping itself, and the remove events
+/// inside it counted per page.
+#[derive(Debug)]
+pub(crate) struct OwnRemove {
+    start: usize,
+    end: usize,
+    covered: [u8; BATCH],
 }
 
 impl Shared {
@@ -75,6 +93,11 @@ impl Shared {
         let i = regions.partition_point(|r| r.addr() <= addr);
         let r = regions.get(i.checked_sub(1)?)?;
         (addr < r.addr() + r.len()).then(|| r.clone())
+    }
+
+    /// True in a forked child of the process that built the pager.
+    pub(crate) fn forked(&self) -> bool {
+        std::process::id() != self.pid
     }
 
     /// Releases a held page into `new`, from `old`; a page the program dropped meanwhile
@@ -86,13 +109,28 @@ impl Shared {
 
     /// [`Shared::finish`] where the counters already moved the page to `new`.
     pub(crate) fn finish_counted(&self, region: &RegionInner, p: usize, new: u8) {
-        if !region.states.release(p, new) {
-            if new == OUT || new == CLEAN {
-                self.tier.invalidate(key(region.id, p));
-            }
-            region.states.release_zapped(p, UNTOUCHED);
-            self.counters.moved(new, UNTOUCHED);
+        if region.states.release(p, new) {
+            self.wake_deferred();
+        } else {
+            self.drop_page(region, p, new);
         }
+    }
+
+    /// The page `p`, held and counted in state `held`, is gone from the program's view (its
+    /// `MADV_DONTNEED`, or the region's drop): its copy in the tier is dropped, it is
+    /// released as [`UNTOUCHED`], and the faults deferred on it are woken. The one way a
+    /// held page leaves for zeros.
+    pub(crate) fn drop_page(&self, region: &RegionInner, p: usize, held: u8) {
+        if held == OUT || held == CLEAN {
+            self.tier.invalidate(key(region.id, p));
+        }
+        region.states.release_zapped(p, UNTOUCHED);
+        self.counters.moved(held, UNTOUCHED);
+        self.wake_deferred();
+    }
+
+    /// Wakes the faults deferred on held pages (they fault again), after a release.
+    fn wake_deferred(&self) {
         fence(Ordering::SeqCst);
         if self.pending_len.load(Ordering::Relaxed) > 0 {
             self.drain_pending();
@@ -125,29 +163,67 @@ impl Shared {
         }
     }
 
-    /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself. The
-    /// range is registered as the pager's own until every remove event of the call has
-    /// been handled: the kernel raises one for each mapping (VMA) the range crosses, and
-    /// every event inside the range meanwhile is the pager's. The error is the
-    /// kernel's (`EINVAL` for locked pages, `mlock`): some of the range may have been
-    /// dropped before the mapping that refused.
+    /// `MADV_DONTNEED` over `[offset, offset + len)` (at most [`BATCH`] pages, all held by
+    /// the caller) of `region` by the pager itself. The error is the kernel's (`EINVAL` for
+    /// locked pages, `mlock`): some of the range may have been dropped before the mapping
+    /// that refused.
+    ///
+    /// The kernel raises a remove event for each mapping (VMA) the range crosses, and the
+    /// events of one call tile the range, each page once; they come to the handler threads
+    /// like the program's own. So the range is registered as the pager's while the call
+    /// runs, and the handler counts, page by page, the events inside it
+    /// ([`Shared::own_remove`]): a page covered twice was also covered by a `MADV_DONTNEED`
+    /// of the program's, and is marked dropped ([`crate::state::ZAPPED`]), to read as
+    /// zeros, as it would had the program's call come after the page-out.
     pub(crate) fn drop_pages(
         &self,
         region: &RegionInner,
         offset: usize,
         len: usize,
     ) -> std::io::Result<()> {
-        let range = (region.addr() + offset, region.addr() + offset + len);
-        self.own_removes.lock().push(range);
+        let pages = len / PAGE_SIZE;
+        assert!(pages <= BATCH && len % PAGE_SIZE == 0);
+        let start = region.addr() + offset;
+        self.own_removes.lock().push(OwnRemove {
+            start,
+            end: start + len,
+            covered: [0; BATCH],
+        });
         let r = region.map.advise(offset, len, libc::MADV_DONTNEED);
         // The kernel completes each event when a handler reads it, so the call returns
-        // once the last was read; the handler reads and marks under `map_lock` held for
-        // writing, so once this thread has held it, every event of the call was marked.
+        // once the last was read; the handler reads and counts under `map_lock` held for
+        // writing, so once this thread has held it, every event of the call was counted.
         drop(self.map_lock.read());
-        let mut own = self.own_removes.lock();
-        if let Some(i) = own.iter().position(|&o| o == range) {
-            own.swap_remove(i);
+        let own = {
+            let mut own = self.own_removes.lock();
+            let i = own
+                .iter()
+                .position(|o| o.start == start)
+                .expect("registered above");
+            own.swap_remove(i)
+        };
+        let first = offset / PAGE_SIZE;
+        for (i, &n) in own.covered[..pages].iter().enumerate() {
+            if n >= 2 {
+                region.states.mark_zapped(first + i);
+            }
         }
         r
+    }
+
+    /// A remove event over `[start, end)`: true if it lies inside a range the pager is
+    /// dropping itself (its pages' counts taken), false if it is the program's alone.
+    /// Called with `map_lock` held for writing.
+    pub(crate) fn own_remove(&self, start: usize, end: usize) -> bool {
+        let mut own = self.own_removes.lock();
+        let Some(o) = own.iter_mut().find(|o| o.start <= start && end <= o.end) else {
+            return false;
+        };
+        let first = (start - o.start) / PAGE_SIZE;
+        let last = (end - o.start).div_ceil(PAGE_SIZE);
+        for c in &mut o.covered[first..last] {
+            *c = c.saturating_add(1);
+        }
+        true
     }
 }

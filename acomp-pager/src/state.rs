@@ -13,8 +13,19 @@
 //! ioctls, and a fault that finds its page held is deferred (`Shared::defer`) rather than
 //! waited on: the handler threads never block on a page, so a page-out that waits for a
 //! handler (its own `MADV_DONTNEED`'s remove event must be read) cannot deadlock.
+//!
+//! The bytes live in a mapping of their own, zero (`UNTOUCHED`) until written, and a bitmap
+//! marks each run of [`LEAF_PAGES`] pages of which one was ever held: a region costs memory
+//! and time for what was touched, not for its length (a 1 TiB region of which 64 pages
+//! were touched walks 64 runs, not 2^28 pages).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::io;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+use crate::sys::Zeroed;
+
+/// Pages of a run marked touched as one (a page of the state array).
+pub const LEAF_PAGES: usize = 4096;
 
 /// Never written since the region was made or since the program dropped it: zeros.
 pub const UNTOUCHED: u8 = 0;
@@ -34,7 +45,10 @@ const MASK: u8 = 0x7f;
 /// The states of a region's pages.
 #[derive(Debug)]
 pub struct States {
-    pages: Box<[AtomicU8]>,
+    pages: Zeroed<AtomicU8>,
+    /// A bit for each run of [`LEAF_PAGES`] pages: set before any of its pages is first
+    /// held, never cleared.
+    touched: Zeroed<AtomicU64>,
 }
 
 /// What [`States::acquire`] found.
@@ -47,11 +61,57 @@ pub enum Acquired {
 }
 
 impl States {
-    /// `pages` pages, all [`UNTOUCHED`].
-    pub fn new(pages: usize) -> States {
-        States {
-            pages: (0..pages).map(|_| AtomicU8::new(UNTOUCHED)).collect(),
+    /// `pages` pages, all [`UNTOUCHED`], made in O(1).
+    ///
+    /// # Errors
+    ///
+    /// `mmap`'s, for the arrays.
+    pub fn new(pages: usize) -> io::Result<States> {
+        Ok(States {
+            pages: Zeroed::new(pages)?,
+            touched: Zeroed::new(pages.div_ceil(LEAF_PAGES).div_ceil(64))?,
+        })
+    }
+
+    /// Marks page `p`'s run touched. `SeqCst`, as the reads of [`States::touched_runs`]: a
+    /// walker that finds the bit clear is ordered before this, and so before the page is
+    /// held.
+    fn touch(&self, p: usize) {
+        let leaf = p / LEAF_PAGES;
+        let (word, bit) = (&self.touched[leaf / 64], 1u64 << (leaf % 64));
+        if word.load(Ordering::SeqCst) & bit == 0 {
+            word.fetch_or(bit, Ordering::SeqCst);
         }
+    }
+
+    /// The runs of pages of `[first, end)` that may hold anything but [`UNTOUCHED`] pages,
+    /// as `[start, stop)` ranges in order, neighbours merged. A page outside them was never
+    /// held before the walk read its run's bit.
+    pub fn touched_runs(&self, first: usize, end: usize) -> Vec<(usize, usize)> {
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        if first >= end {
+            return runs;
+        }
+        let (first_leaf, last_leaf) = (first / LEAF_PAGES, (end - 1) / LEAF_PAGES);
+        let mut w = first_leaf / 64;
+        while w <= last_leaf / 64 {
+            let mut bits = self.touched[w].load(Ordering::SeqCst);
+            while bits != 0 {
+                let leaf = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if leaf < first_leaf || leaf > last_leaf {
+                    continue;
+                }
+                let start = (leaf * LEAF_PAGES).max(first);
+                let stop = ((leaf + 1) * LEAF_PAGES).min(end);
+                match runs.last_mut() {
+                    Some(last) if last.1 == start => last.1 = stop,
+                    _ => runs.push((start, stop)),
+                }
+            }
+            w += 1;
+        }
+        runs
     }
 
     /// The number of pages.
@@ -68,6 +128,9 @@ impl States {
     pub fn acquire(&self, p: usize) -> Acquired {
         let page = &self.pages[p];
         let mut s = page.load(Ordering::Acquire);
+        if s == UNTOUCHED {
+            self.touch(p);
+        }
         loop {
             if s & MASK == BUSY {
                 return Acquired::Busy {
@@ -140,7 +203,7 @@ mod tests {
 
     #[test]
     fn a_held_page_is_busy_until_released_and_a_zap_is_seen_by_the_holder() {
-        let s = States::new(2);
+        let s = States::new(2).unwrap();
         assert_eq!(s.acquire(0), Acquired::Held(UNTOUCHED));
         assert_eq!(s.acquire(0), Acquired::Busy { zapped: false });
         assert!(s.release(0, OUT));
@@ -155,5 +218,30 @@ mod tests {
         s.release_zapped(0, UNTOUCHED);
         assert_eq!(s.peek(0), UNTOUCHED);
         assert!(!s.mark_zapped(1), "a page nobody holds is not marked");
+    }
+
+    #[test]
+    fn only_runs_with_a_page_once_held_are_walked() {
+        let pages = 70 * LEAF_PAGES + 5;
+        let s = States::new(pages).unwrap();
+        assert_eq!(s.touched_runs(0, pages), vec![]);
+        for p in [3, LEAF_PAGES + 1, 65 * LEAF_PAGES, 70 * LEAF_PAGES + 4] {
+            assert_eq!(s.acquire(p), Acquired::Held(UNTOUCHED));
+            assert!(s.release(p, RESIDENT));
+        }
+        assert_eq!(
+            s.touched_runs(0, pages),
+            vec![
+                (0, 2 * LEAF_PAGES),
+                (65 * LEAF_PAGES, 66 * LEAF_PAGES),
+                (70 * LEAF_PAGES, pages)
+            ]
+        );
+        // Clipped to the range asked for.
+        assert_eq!(
+            s.touched_runs(10, 65 * LEAF_PAGES + 7),
+            vec![(10, 2 * LEAF_PAGES), (65 * LEAF_PAGES, 65 * LEAF_PAGES + 7)]
+        );
+        assert_eq!(s.touched_runs(2 * LEAF_PAGES, 65 * LEAF_PAGES), vec![]);
     }
 }

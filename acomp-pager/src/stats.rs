@@ -9,7 +9,9 @@ use parking_lot::Mutex;
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Page faults served (missing and write-protect), as `pgfault` counts them.
+    /// Page faults served (missing and write-protect): each access that faulted counted
+    /// once, as `pgfault` counts them. A fault parked (`deferred_faults`,
+    /// `throttled_faults`) is counted when it faults again and is served.
     pub faults: u64,
     /// Faults on paged-out pages, served from the tier (`pswpin`).
     pub swap_ins: u64,
@@ -18,8 +20,12 @@ pub struct Stats {
     pub zero_faults: u64,
     /// First writes to clean pages: the tier's copy is dropped and the page made writable.
     pub write_protect_faults: u64,
-    /// Faults deferred because another thread held the page, and retried.
+    /// Faults deferred because another thread held the page: woken when it is released,
+    /// they fault again.
     pub deferred_faults: u64,
+    /// Faults parked for the reclaimer, the regions being past `resident_limit` and its
+    /// slack (a task waiting in direct reclaim): woken when it made room, they fault again.
+    pub throttled_faults: u64,
     /// Faults that could not be served (the tier's load failed: a device error, a corrupt
     /// page): the access got SIGBUS, as a failed swap read does.
     pub failed_faults: u64,
@@ -31,6 +37,14 @@ pub struct Stats {
     pub zero_swap_outs: u64,
     /// Pages paged out by the reclaimer to keep under `resident_limit`.
     pub reclaimed: u64,
+    /// The reclaimer's victims that stayed in memory (the tier refused them, or they are
+    /// locked or unreadable): back on its list, still counted against the limit.
+    pub reclaim_kept: u64,
+    /// Times the reclaimer stalled: over the limit, it could page nothing out (the tier's
+    /// pool too small for the limit, every resident page locked). Faults then go past the
+    /// limit instead of waiting, the reclaimer retries every 50 ms, and a warning is
+    /// logged once a stall.
+    pub reclaim_stalls: u64,
     /// Faults on pages the reclaimer had paged out recently enough that they belong to the
     /// working set (the kernel's `workingset_refault`); such pages are kept longer.
     pub refaults_activated: u64,
@@ -58,11 +72,14 @@ pub struct Counters {
     pub zero_faults: AtomicU64,
     pub write_protect_faults: AtomicU64,
     pub deferred_faults: AtomicU64,
+    pub throttled_faults: AtomicU64,
     pub failed_faults: AtomicU64,
     pub swap_outs: AtomicU64,
     pub clean_swap_outs: AtomicU64,
     pub zero_swap_outs: AtomicU64,
     pub reclaimed: AtomicU64,
+    pub reclaim_kept: AtomicU64,
+    pub reclaim_stalls: AtomicU64,
     pub refaults_activated: AtomicU64,
     pub resident: AtomicI64,
     pub clean: AtomicI64,
@@ -128,11 +145,14 @@ impl Counters {
             zero_faults: get(&self.zero_faults),
             write_protect_faults: get(&self.write_protect_faults),
             deferred_faults: get(&self.deferred_faults),
+            throttled_faults: get(&self.throttled_faults),
             failed_faults: get(&self.failed_faults),
             swap_outs: get(&self.swap_outs),
             clean_swap_outs: get(&self.clean_swap_outs),
             zero_swap_outs: get(&self.zero_swap_outs),
             reclaimed: get(&self.reclaimed),
+            reclaim_kept: get(&self.reclaim_kept),
+            reclaim_stalls: get(&self.reclaim_stalls),
             refaults_activated: get(&self.refaults_activated),
             resident_pages: gauge(&self.resident),
             clean_pages: gauge(&self.clean),

@@ -1,18 +1,21 @@
 //! Every `unsafe` block of the crate: the userfaultfd ioctls, the mappings, and the copies
 //! in and out of a region's pages. `sys/uffd.rs`: the userfaultfd (after the kernel's uapi
-//! `linux/userfaultfd.h`); `sys/mapping.rs`: a region's mapping; here: the eventfd and
+//! `linux/userfaultfd.h`); `sys/mapping.rs`: a region's mapping; `sys/zeroed.rs`: arrays of
+//! atomics resident only where written; here: the eventfd and
 //! `poll` the handler threads wait in.
 
 #![allow(unsafe_code)]
 
 mod mapping;
 mod uffd;
+mod zeroed;
 
-pub use mapping::Mapping;
+pub use mapping::{Mapping, Pte};
 pub use uffd::{
     Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP,
     UFFD_PAGEFAULT_FLAG_WRITE, Uffd,
 };
+pub use zeroed::Zeroed;
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -1,7 +1,11 @@
-//! A region's mapping: `mmap`, `madvise`, `mincore`, and a page read out of it.
+//! A region's mapping: `mmap`, `madvise`, what its page table holds (`/proc/self/pagemap`,
+//! `mincore`), and a page read out of it.
 
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::sync::OnceLock;
 
 use acomp_zswap::{PAGE_SIZE, Page};
 
@@ -12,6 +16,37 @@ use acomp_zswap::{PAGE_SIZE, Page};
 pub struct Mapping {
     addr: usize,
     len: usize,
+    /// The process that mapped it: a forked child, where the range is not mapped
+    /// (`MADV_DONTFORK`), never unmaps it (its addresses may hold the child's own mappings).
+    pid: u32,
+}
+
+/// What a page's table entry holds, for a page-out deciding whether a page in memory as far
+/// as the pager knows still holds data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pte {
+    /// Mapped.
+    Present,
+    /// Not mapped, but the kernel's own swap (or a migration) holds the page: reading it
+    /// brings it back (`do_swap_page`), with no userfaultfd fault.
+    Swapped,
+    /// Nothing: the page was dropped (it reads as zeros, through a missing fault).
+    None,
+    /// Not mapped, and whether the kernel's swap holds it is unknown (no
+    /// `/proc/self/pagemap`): the caller leaves the page as it is.
+    Unknown,
+}
+
+/// `/proc/self/pagemap`'s bits (`Documentation/admin-guide/mm/pagemap.rst`).
+const PM_PRESENT: u64 = 1 << 63;
+const PM_SWAP: u64 = 1 << 62;
+
+/// This process's `/proc/self/pagemap`, opened once; `None` where it cannot be.
+fn pagemap() -> Option<&'static File> {
+    static PAGEMAP: OnceLock<Option<File>> = OnceLock::new();
+    PAGEMAP
+        .get_or_init(|| File::open("/proc/self/pagemap").ok())
+        .as_ref()
 }
 
 impl Mapping {
@@ -35,6 +70,7 @@ impl Mapping {
         let map = Mapping {
             addr: addr as usize,
             len,
+            pid: std::process::id(),
         };
         map.advise(0, len, libc::MADV_DONTFORK)?;
         map.advise(0, len, libc::MADV_NOHUGEPAGE)?;
@@ -91,6 +127,45 @@ impl Mapping {
         };
         if rc != 0 {
             return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// What the table entries of the pages of `[offset, offset + pages * PAGE_SIZE)` hold:
+    /// one read of `/proc/self/pagemap` (8 bytes a page), or `mincore` where it cannot be
+    /// read (a page not mapped is then [`Pte::Unknown`]).
+    ///
+    /// # Errors
+    ///
+    /// `mincore`'s, where the pagemap is not there either.
+    pub fn page_table(&self, offset: usize, pages: usize, out: &mut [Pte]) -> io::Result<()> {
+        assert!(out.len() >= pages && pages <= 64 && offset + pages * PAGE_SIZE <= self.len);
+        let mut raw = [0u8; 64 * 8];
+        let raw = &mut raw[..pages * 8];
+        let at = ((self.addr + offset) / PAGE_SIZE * 8) as u64;
+        if let Some(file) = pagemap() {
+            if file.read_exact_at(raw, at).is_ok() {
+                for (o, e) in out.iter_mut().zip(raw.chunks_exact(8)) {
+                    let e = u64::from_ne_bytes(e.try_into().expect("8 bytes"));
+                    *o = if e & PM_PRESENT != 0 {
+                        Pte::Present
+                    } else if e & PM_SWAP != 0 {
+                        Pte::Swapped
+                    } else {
+                        Pte::None
+                    };
+                }
+                return Ok(());
+            }
+        }
+        let mut mapped = [0u8; 64];
+        self.resident(offset, pages, &mut mapped)?;
+        for (o, m) in out.iter_mut().zip(mapped) {
+            *o = if m & 1 != 0 {
+                Pte::Present
+            } else {
+                Pte::Unknown
+            };
         }
         Ok(())
     }
@@ -228,6 +303,10 @@ thread_local! {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            // A forked child: the range was never its own (`MADV_DONTFORK`).
+            return;
+        }
         // SAFETY: the mapping was made by `new` and is unmapped once, here.
         unsafe { libc::munmap(self.addr as *mut _, self.len) };
     }

@@ -10,6 +10,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use acomp_zswap::{PAGE_SIZE, Page};
 
+use crate::error::Error;
+
 const UFFDIO: u64 = 0xAA;
 const fn iowr(nr: u64, size: usize) -> u64 {
     (3 << 30) | ((size as u64) << 16) | (UFFDIO << 8) | nr
@@ -132,9 +134,9 @@ pub struct Msg {
 
 const _: () = assert!(size_of::<Msg>() == 32);
 
-/// Why userfaultfd could not be had, in words a user can act on.
-fn refused(err: io::Error) -> io::Error {
-    let why = match err.raw_os_error() {
+/// Why userfaultfd could not be had, in words a user can act on, the kernel's error kept.
+fn refused(source: io::Error) -> Error {
+    let why = match source.raw_os_error() {
         Some(libc::EPERM) | Some(libc::EACCES) => {
             "userfaultfd is refused (EPERM): vm.unprivileged_userfaultfd is 0 and this process \
              has no CAP_SYS_PTRACE, no access to /dev/userfaultfd, or a seccomp profile (a \
@@ -147,7 +149,7 @@ fn refused(err: io::Error) -> io::Error {
         }
         _ => "userfaultfd could not be opened",
     };
-    io::Error::new(err.kind(), format!("{why}: {err}"))
+    Error::Unavailable { why, source }
 }
 
 /// A userfaultfd of this process, non-blocking, with the pager's features.
@@ -172,7 +174,7 @@ fn ioctl<T>(fd: RawFd, request: u64, arg: &mut T) -> io::Result<()> {
 impl Uffd {
     /// Opens a userfaultfd (the syscall, or `/dev/userfaultfd` where the syscall is refused)
     /// and agrees the API with the features the pager needs.
-    pub fn open() -> io::Result<Uffd> {
+    pub fn open() -> Result<Uffd, Error> {
         let flags = libc::O_CLOEXEC | libc::O_NONBLOCK;
         // SAFETY: userfaultfd(2) takes one integer of flags and returns a new descriptor or -1.
         let rc = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
@@ -200,14 +202,10 @@ impl Uffd {
             features: FEATURES,
             ioctls: 0,
         };
-        ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "userfaultfd lacks a feature the pager needs (write-protect on anonymous \
-                     memory, remove events, poison: Linux 6.6+ on x86_64 or arm64): {e}"
-                ),
-            )
+        ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|source| Error::Unavailable {
+            why: "userfaultfd lacks a feature the pager needs (write-protect on anonymous \
+                  memory, remove events, poison: Linux 6.6+ on x86_64 or arm64)",
+            source,
         })?;
         Ok(Uffd { fd })
     }

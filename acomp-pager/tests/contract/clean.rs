@@ -58,7 +58,7 @@ fn a_page_read_back_keeps_its_copy_until_its_first_write() {
     assert_eq!(s.write_protect_faults, 1);
     assert_eq!((s.clean_pages, s.resident_pages), (7, 8));
     assert!(
-        !tier.contains(key(1, 3)),
+        !tier.contains(key(&region, 3)),
         "the first write left the page's copy in the tier"
     );
     let t = tier.stats();

@@ -54,18 +54,13 @@ pub fn build(b: Builder) -> Option<Pager> {
     }
 }
 
-fn refused(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::PermissionDenied | io::ErrorKind::Unsupported
-    ) || e.to_string().contains("userfaultfd")
+fn refused(e: &acomp_pager::Error) -> bool {
+    matches!(e, acomp_pager::Error::Unavailable { .. })
 }
 
-/// The tier's offset of page `p` of the pager's `n`-th region (from 1, in the order they
-/// were made): `region id << 36 | page index`, as `Pager::builder` documents; a pager
-/// numbers its regions from 1.
-pub fn key(n: u32, p: usize) -> u64 {
-    (u64::from(n) << 36) | p as u64
+/// The tier's offset of page `p` of `region`.
+pub fn key(region: &Region, p: usize) -> u64 {
+    region.tier_offset(p * PAGE_SIZE)
 }
 
 /// The page of index `index`, generation `gen`: each 64-byte line begins with the word
@@ -368,4 +363,23 @@ impl SwapDevice for FailingReads {
 pub fn test_path(module: &str, name: &str) -> String {
     let m = module.split_once("::").map_or("", |(_, m)| m);
     format!("{m}::{name}")
+}
+
+/// Routes the `log` facade's records (the pager's messages) to stderr, one line each, as a
+/// program's logger would; for the tests that read them. Idempotent.
+pub fn log_to_stderr() {
+    struct Stderr;
+    impl log::Log for Stderr {
+        fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+            true
+        }
+        fn log(&self, record: &log::Record<'_>) {
+            eprintln!("{}: {}", record.level(), record.args());
+        }
+        fn flush(&self) {}
+    }
+    static LOGGER: Stderr = Stderr;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
 }

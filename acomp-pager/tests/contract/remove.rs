@@ -45,7 +45,10 @@ fn dontneed_drops_paged_out_clean_and_resident_pages_to_zeros() {
     }
     let tier = pager.tier();
     for p in 0..PAGES {
-        assert!(!tier.contains(key(1, p)), "the tier still holds page {p}");
+        assert!(
+            !tier.contains(key(&region, p)),
+            "the tier still holds page {p}"
+        );
     }
     let t = tier.stats();
     assert_eq!(
@@ -87,7 +90,7 @@ fn dontneed_drops_paged_out_clean_and_resident_pages_to_zeros() {
     }
     for p in 0..PAGES {
         assert_eq!(
-            tier.contains(key(1, p)),
+            tier.contains(key(&region, p)),
             !(2..5).contains(&p),
             "page {p} in the tier"
         );

@@ -76,6 +76,7 @@ fn set_sigbus(handler: libc::sighandler_t, flags: libc::c_int) {
 }
 
 fn child() {
+    common::log_to_stderr();
     let dev = Arc::new(FailingReads::default());
     let tier = Arc::new(
         Zswap::builder(Acomp::new("lz4").unwrap())
@@ -90,7 +91,9 @@ fn child() {
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     // The coldest entry, the first stored, goes to the device.
     assert_eq!(tier.writeback(1).unwrap(), 1);
-    let on_device: Vec<usize> = (0..PAGES).filter(|&p| tier.on_device(key(1, p))).collect();
+    let on_device: Vec<usize> = (0..PAGES)
+        .filter(|&p| tier.on_device(key(&region, p)))
+        .collect();
     assert_eq!(on_device, [0]);
     dev.fail_reads.store(true, SeqCst);
     println!("CHILD: page 0 on the device, its reads failing");
