@@ -71,6 +71,8 @@ struct Batch<'a> {
     action: [Action; BATCH],
     /// Pages already dropped from memory (by [`Batch::drop_left`]).
     gone: [bool; BATCH],
+    /// The reclaimer's victims.
+    reclaim: bool,
     released: bool,
 }
 
@@ -84,7 +86,7 @@ pub(crate) fn page_out_batch(
     stop: usize,
     reclaim: bool,
 ) -> Done {
-    let mut b = Batch::hold(shared, region, start, stop);
+    let mut b = Batch::hold(shared, region, start, stop, reclaim);
     // Being dropped (`SeqCst`: see `States::touched_runs`), or nothing in memory: nothing
     // to page out, and no system call made.
     if region.dying.load(Ordering::SeqCst)
@@ -92,14 +94,14 @@ pub(crate) fn page_out_batch(
             .iter()
             .any(|&o| matches!(o, RESIDENT | CLEAN))
     {
-        b.release(false);
+        b.release();
         return Done {
             moved: 0,
             refused: None,
         };
     }
     if let Err(e) = b.protect_and_decide() {
-        b.release(false);
+        b.release();
         return Done {
             moved: 0,
             refused: Some(Refused::WriteProtect(e)),
@@ -107,13 +109,19 @@ pub(crate) fn page_out_batch(
     }
     let refused = b.read_and_store().map(Refused::Tier);
     b.drop_left();
-    let moved = b.release(reclaim);
+    let moved = b.release();
     Done { moved, refused }
 }
 
 impl<'a> Batch<'a> {
     /// Holds pages `[start, stop)`, waiting for a fault handler holding one.
-    fn hold(shared: &'a Shared, region: &'a RegionInner, start: usize, stop: usize) -> Self {
+    fn hold(
+        shared: &'a Shared,
+        region: &'a RegionInner,
+        start: usize,
+        stop: usize,
+        reclaim: bool,
+    ) -> Self {
         let count = stop - start;
         debug_assert!(count <= BATCH);
         let mut old = [UNTOUCHED; BATCH];
@@ -128,6 +136,7 @@ impl<'a> Batch<'a> {
             old,
             action: [Action::Keep; BATCH],
             gone: [false; BATCH],
+            reclaim,
             released: false,
         }
     }
@@ -270,8 +279,8 @@ impl<'a> Batch<'a> {
 
     /// Releases every page into its new state: how many left memory. A reclaimer's victim
     /// that stays goes back on its list, so that the limit goes on counting it.
-    fn release(&mut self, reclaim: bool) -> usize {
-        let (shared, region) = (self.shared, self.region);
+    fn release(&mut self) -> usize {
+        let (shared, region, reclaim) = (self.shared, self.region, self.reclaim);
         let mut moved = 0;
         for i in 0..self.count {
             let p = self.start + i;
@@ -327,7 +336,7 @@ impl Drop for Batch<'_> {
                     self.action[i] = Action::Keep;
                 }
             }
-            self.release(false);
+            self.release();
         }
     }
 }

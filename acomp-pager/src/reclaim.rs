@@ -152,7 +152,10 @@ pub(crate) fn run(shared: &Shared) {
                 }
             }
             Err(_) => {
+                // Taken as a stall: faults go past the limit rather than wait on a round
+                // that may panic again.
                 add(&shared.counters.panics, 1);
+                r.stalled.store(true, Ordering::Relaxed);
                 log::error!("acomp-pager: a panic in the reclaimer was caught; it goes on");
             }
         }

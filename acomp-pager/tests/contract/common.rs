@@ -331,20 +331,25 @@ pub fn fork_child(secs: u64, f: impl FnOnce() -> i32) -> (Option<i32>, Option<i3
     }
 }
 
-/// A device in memory whose reads fail while `fail_reads` is set.
+/// A device in memory whose reads fail while `fail_reads` is set, and whose reads or
+/// writes panic while `panic_reads` or `panic_writes` is.
 #[derive(Default)]
 pub struct FailingReads {
     pages: Mutex<HashMap<u64, Box<Page>>>,
     pub fail_reads: AtomicBool,
+    pub panic_reads: AtomicBool,
+    pub panic_writes: AtomicBool,
 }
 
 impl SwapDevice for FailingReads {
     fn write_page(&self, key: u64, page: &Page) -> io::Result<()> {
+        assert!(!self.panic_writes.load(Relaxed), "a planted panic in a write");
         self.pages.lock().insert(key, Box::new(*page));
         Ok(())
     }
 
     fn read_page(&self, key: u64, page: &mut Page) -> io::Result<()> {
+        assert!(!self.panic_reads.load(Relaxed), "a planted panic in a read");
         if self.fail_reads.load(Relaxed) {
             return Err(io::Error::other("a planted read failure"));
         }

@@ -22,4 +22,5 @@ mod remove;
 mod round_trip;
 mod sigbus;
 mod split;
+mod stall;
 mod zeros;

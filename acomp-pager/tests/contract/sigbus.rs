@@ -12,6 +12,7 @@ use acomp_zswap::Zswap;
 use crate::common::{self, FailingReads, key, page};
 
 const ROLE: &str = "sigbus";
+const PANIC_ROLE: &str = "sigbus-panic";
 
 #[test]
 fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
@@ -47,6 +48,89 @@ fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
         (None, Some(libc::SIGBUS)),
         "{end:?}"
     );
+}
+
+/// A panic in the tier's load (its device's read panics) while a handler serves a fault:
+/// the fault gets SIGBUS, the panic is counted, and the page is released, so that a
+/// page-out over it and the region's drop go on (with the page left held, both waited for
+/// it for good). In a child process.
+#[test]
+fn a_panic_serving_a_fault_is_sigbus_and_leaves_no_page_held() {
+    if common::is_child(PANIC_ROLE) {
+        return panic_child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "a_panic_serving_a_fault_is_sigbus_and_leaves_no_page_held",
+    );
+    let end = common::run_child(&path, PANIC_ROLE, 120);
+    for line in [
+        "CHILD: SIGBUS at page 0",
+        "CHILD: panics 1, failed_faults 1",
+        "CHILD: page_out after the panic: 1",
+        "CHILD: the region dropped",
+    ] {
+        assert!(
+            end.stdout.contains(line),
+            "no {line:?} from the child: {end:?}"
+        );
+    }
+    assert_eq!((end.code, end.signal), (Some(0), None), "{end:?}");
+}
+
+fn panic_child() {
+    let dev = Arc::new(FailingReads::default());
+    let tier = Arc::new(
+        Zswap::builder(Acomp::new("lz4").unwrap())
+            .max_pool_bytes(64 << 20)
+            .device(dev.clone())
+            .build()
+            .unwrap(),
+    );
+    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
+    const PAGES: usize = 8;
+    let (region, mem) = common::written(&pager, PAGES);
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    assert_eq!(tier.writeback(1).unwrap(), 1);
+    assert!(tier.on_device(key(&region, 0)));
+    dev.panic_reads.store(true, SeqCst);
+    set_sigbus(
+        on_sigbus as *const () as libc::sighandler_t,
+        libc::SA_SIGINFO,
+    );
+    let at = mem.addr(0);
+    std::thread::spawn(move || {
+        // SAFETY: the page is the region's; the access is meant to get SIGBUS.
+        unsafe { std::ptr::read_volatile(at as *const u8) };
+    });
+    let start = Instant::now();
+    while BUS_ADDR.load(SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no SIGBUS in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    println!(
+        "CHILD: SIGBUS at page {}",
+        (BUS_ADDR.load(SeqCst) - mem.base) / PAGE_SIZE
+    );
+    let s = pager.stats();
+    println!("CHILD: panics {}, failed_faults {}", s.panics, s.failed_faults);
+    // Page 1 read back, then the range paged out again: page 1 (clean) leaves; page 0,
+    // out and poisoned, is skipped. Waits for good if the panic left page 0 held.
+    mem.check(1, &page(1, 1), "a page beside the panicked one");
+    println!(
+        "CHILD: page_out after the panic: {}",
+        region.page_out(0, 2 * PAGE_SIZE).unwrap()
+    );
+    dev.panic_reads.store(false, SeqCst);
+    drop(region);
+    println!("CHILD: the region dropped");
+    std::process::exit(0);
 }
 
 /// Where the handler's SIGBUS came.
