@@ -121,11 +121,54 @@ fn faults(c: &mut Criterion) {
     g.finish();
 }
 
+/// A sparse region (issue 48's goal): 1 TiB with 64 pages touched, spread over it. `sparse/
+/// lifetime` makes it, writes the 64 pages, reads them and drops it; `sparse/page_out`
+/// pages out the whole range (the 64 pages move).
+fn sparse(c: &mut Criterion) {
+    const LEN: usize = 1 << 40;
+    const TOUCHED: usize = 64;
+    let at = |i: usize| (LEN / TOUCHED) * i + (i % 7) * PAGE_SIZE;
+    let write = |region: &Region| {
+        for i in 0..TOUCHED {
+            region.write_at(at(i), &[i as u8 + 1; 64]).unwrap();
+        }
+    };
+    let p = pager("lz4");
+    let mut g = c.benchmark_group("sparse");
+    g.sample_size(10);
+    g.bench_function("lifetime_1TiB_64_pages", |b| {
+        b.iter(|| {
+            let region = p.region(LEN).unwrap();
+            write(&region);
+            let mut byte = [0u8; 1];
+            for i in 0..TOUCHED {
+                region.read_at(at(i), &mut byte).unwrap();
+                assert_eq!(byte[0], i as u8 + 1);
+            }
+        })
+    });
+    g.bench_function("page_out_1TiB_64_pages", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let region = p.region(LEN).unwrap();
+                write(&region);
+                let start = Instant::now();
+                assert_eq!(region.page_out(0, LEN).unwrap(), TOUCHED);
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
 fn main() {
     let mut c = Criterion::default()
         .configure_from_args()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     faults(&mut c);
+    sparse(&mut c);
     c.final_summary();
 }

@@ -182,3 +182,41 @@ fn madv_free_child() {
     check("after a page-out");
     assert_eq!(pager.stats().failed_faults, 0);
 }
+
+/// The program's `MADV_DONTNEED` over a page while a page-out drops the batch around it:
+/// whichever comes first, the page reads zeros after both (the kernel's remove event of the
+/// program's call is never taken for the page-out's own, whose events tile its range).
+#[test]
+fn dontneed_racing_a_page_out_of_its_batch_reads_zeros() {
+    let _w = common::watchdog("dontneed racing page-out", 300);
+    let Some(pager) = common::pager(common::tier()) else {
+        return;
+    };
+    const PAGES: usize = 32;
+    const ZAPPED: usize = 5;
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    let mut wrong = Vec::new();
+    for round in 0..1500u32 {
+        for p in 0..PAGES {
+            mem.write(p, &page(p, round));
+        }
+        let start = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                start.wait();
+                region.page_out(0, region.len()).unwrap();
+            });
+            start.wait();
+            mem.advise(ZAPPED, 1, libc::MADV_DONTNEED).unwrap();
+        });
+        if *mem.read(ZAPPED) != ZEROS {
+            wrong.push(round);
+        }
+        mem.check(ZAPPED + 1, &page(ZAPPED + 1, round), "its neighbour");
+    }
+    assert!(
+        wrong.is_empty(),
+        "page {ZAPPED} read its old bytes after the program's MADV_DONTNEED in rounds {wrong:?}"
+    );
+}
