@@ -35,7 +35,19 @@
 //!   accesses (`read(2)` into a region, `write(2)` from it: they fault and are served the
 //!   same way). A page never written reads as zeros and costs nothing (the zero page is
 //!   mapped; nothing is stored), and so does a page of zeros paged out (dropped, stored
-//!   nowhere).
+//!   nowhere). The pager's own state for a region grows with the pages touched, not with
+//!   its length: a 1 TiB region with 64 pages touched costs under 8 MiB and is made, used
+//!   and dropped in milliseconds (its per-page arrays are mappings of their own, zero until
+//!   written, and walks skip runs of 4,096 pages never touched).
+//! - The tier may be shared: by several pagers, and by the program's own stores. A pager's
+//!   offsets are the top half of the tier's key space, `2^63 | region id << 36 | page
+//!   index` ([`Region::tier_offset`]), with region ids counted for the whole process (2^27
+//!   of them: past that, [`Error::OutOfRegionIds`]); a program storing into the tier beside
+//!   a pager keeps its own offsets below 2^63.
+//! - Pages the kernel's own swap took (a swap device under memory pressure, the program's
+//!   `MADV_PAGEOUT`) are data, not zeros: a page-out tells them from dropped pages by their
+//!   swap entry (`/proc/self/pagemap`; where it cannot be read, such a page stays as it is)
+//!   and reads them back through the kernel's swap-in before storing them.
 //! - [`Region::page_out`] write-protects each page before reading it for compression: a
 //!   write racing it faults, waits for that page, and lands after it on the page faulted
 //!   back in. It is never lost.
@@ -45,7 +57,8 @@
 //!   clean copies first when it reaches its budget (they are redundant).
 //! - The program's `madvise(MADV_DONTNEED)` or `MADV_REMOVE` over a region works as on
 //!   anonymous memory: the pages read as zeros after it, and their copies in the tier are
-//!   dropped (the pager registers for `UFFD_EVENT_REMOVE`). On a region, a private
+//!   dropped (the pager registers for `UFFD_EVENT_REMOVE`), a call racing a page-out of
+//!   the same pages included. On a region, a private
 //!   anonymous mapping, the kernel refuses `MADV_REMOVE` itself (`EINVAL`, before any
 //!   event: nothing changes), as on any such mapping. `MADV_FREE` raises the same event:
 //!   the copies are dropped, and the pages read as zeros or, where the kernel has not freed
@@ -54,13 +67,20 @@
 //! - A fault that cannot be served (the tier's load fails: a device error, a corrupt page)
 //!   never leaves the thread waiting: its page is poisoned (`UFFDIO_POISON`) and the access
 //!   gets SIGBUS, as the kernel fails a swap-in whose read failed; the reason is printed
-//!   to stderr and counted ([`Stats::failed_faults`]). A panic in a pager thread is caught:
-//!   the fault it was serving gets SIGBUS and the thread goes on.
+//!   as a message and counted ([`Stats::failed_faults`]). A panic in a pager thread is
+//!   caught and counted ([`Stats::panics`]): the fault it was serving gets SIGBUS, the page
+//!   it held is released as it was (a page-out and the region's drop never wait on it),
+//!   and the thread goes on; a panic in the reclaimer is taken as a stall (below).
 //! - Faults are served by several threads ([`Builder::handler_threads`]); a fault on a page
 //!   that another thread holds (a page-out in progress) is deferred and retried when the
 //!   page is released, never waited on by a handler.
 //! - `fork`: regions are not inherited (`MADV_DONTFORK`, as RDMA buffers are): in a child
 //!   the range is unmapped, and touching it is SIGSEGV, never zeros in place of data.
+//!   Whatever a child does with the copies of its parent's handles changes nothing in the
+//!   parent: dropping a [`Region`] or a [`Pager`] (or exiting, which may drop both) does
+//!   nothing in a child (no system call on the parent's userfaultfd, no tier call, no
+//!   unmapping), and [`Pager::region`] and [`Region::page_out`] return [`Error::Forked`].
+//!   The parent's pages read as they were and its threads stay idle.
 //! - Huge pages: a region is `MADV_NOHUGEPAGE` and its faults are served a 4 KiB page at a
 //!   time; the program's `MADV_HUGEPAGE` on it changes nothing (the kernel allocates no
 //!   transparent huge page in a userfaultfd-registered missing range).
@@ -74,8 +94,14 @@
 //!   `page_out` returns.
 //! - Debuggers: `/proc/PID/mem` and `ptrace` reads of a paged-out page fail (`EIO`): the
 //!   kernel does not wait on a userfaultfd for them.
-//! - Messages: a fault that cannot be served, a panic caught, a userfaultfd call that
-//!   fails unexpectedly are each printed to stderr, a line each, prefixed `acomp-pager:`.
+//! - Messages: a fault that cannot be served, a panic caught, a stalled reclaimer, a
+//!   userfaultfd call that fails unexpectedly each go to the [`log`](https://docs.rs/log)
+//!   facade (target `acomp_pager`, `error` or `warn`), a record each, prefixed
+//!   `acomp-pager:`: the program's logger decides where they go (none installed: nowhere).
+//! - Errors are [`Error`]: a variant per cause, the errno where a system call refused
+//!   ([`Error::raw_os_error`]: `EPERM` for a refused userfaultfd), the tier's
+//!   `StoreError` as the source of [`Error::TierRefused`]; it converts into an
+//!   `io::Error` of the matching kind.
 //! - Dropping a region first makes it inaccessible (`PROT_NONE`, once no pager thread is
 //!   reading its pages), then unregisters it, invalidates its pages in the tier and unmaps
 //!   it. A thread touching it while it is dropped either gets the page's bytes (its access
@@ -104,7 +130,12 @@
 //! FIFO, with refault distances as the kernel's `mm/workingset.c`), since a userfaultfd
 //! sees no accessed bits. Faults that would take the regions past the limit by more than
 //! a sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in
-//! direct reclaim.
+//! direct reclaim ([`Stats::throttled_faults`]). A victim the reclaimer cannot page out
+//! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its
+//! list ([`Stats::reclaim_kept`]). When it can page nothing out while over the limit (a
+//! pool too small for the limit), the reclaimer stalls ([`Stats::reclaim_stalls`], one
+//! warning logged): faults go past the limit instead of waiting, and it retries every
+//! 50 ms until the tier takes pages again.
 //!
 //! # Where it comes from
 //!

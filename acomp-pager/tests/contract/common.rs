@@ -343,7 +343,10 @@ pub struct FailingReads {
 
 impl SwapDevice for FailingReads {
     fn write_page(&self, key: u64, page: &Page) -> io::Result<()> {
-        assert!(!self.panic_writes.load(Relaxed), "a planted panic in a write");
+        assert!(
+            !self.panic_writes.load(Relaxed),
+            "a planted panic in a write"
+        );
         self.pages.lock().insert(key, Box::new(*page));
         Ok(())
     }

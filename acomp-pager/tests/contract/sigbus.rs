@@ -119,7 +119,10 @@ fn panic_child() {
         (BUS_ADDR.load(SeqCst) - mem.base) / PAGE_SIZE
     );
     let s = pager.stats();
-    println!("CHILD: panics {}, failed_faults {}", s.panics, s.failed_faults);
+    println!(
+        "CHILD: panics {}, failed_faults {}",
+        s.panics, s.failed_faults
+    );
     // Page 1 read back, then the range paged out again: page 1 (clean) leaves; page 0,
     // out and poisoned, is skipped. Waits for good if the panic left page 0 held.
     mem.check(1, &page(1, 1), "a page beside the panicked one");

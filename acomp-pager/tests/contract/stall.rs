@@ -57,7 +57,10 @@ fn a_pool_too_small_for_the_limit_stalls_the_reclaimer_until_the_tier_has_room()
         Err(Error::TierRefused {
             paged_out,
             source: StoreError::PoolFull,
-        }) => assert!(paged_out > 100, "{paged_out} pages paged out before the refusal"),
+        }) => assert!(
+            paged_out > 100,
+            "{paged_out} pages paged out before the refusal"
+        ),
         other => panic!("the filler's page-out: {other:?}, not TierRefused(PoolFull)"),
     }
 
@@ -120,7 +123,10 @@ fn a_panic_in_the_reclaimer_is_caught_and_loses_nothing() {
     }
     // The faults it throttled were woken (with the thread gone they would sleep for good,
     // and the watchdog end the run); the region and the pager drop.
-    assert!(s.throttled_faults > 0, "no fault waited for the reclaimer: {s:?}");
+    assert!(
+        s.throttled_faults > 0,
+        "no fault waited for the reclaimer: {s:?}"
+    );
     dev.panic_writes.store(false, SeqCst);
     drop(region);
     drop(pager);
