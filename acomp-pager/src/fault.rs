@@ -242,6 +242,8 @@ impl Shared {
                 return;
             }
         }
+        // Mapped: unwinding from here releases the page as what it now is.
+        held.old = new;
         if old == OUT && !clean {
             // A write fault (or no clean copies kept): the tier's copy goes.
             self.tier.invalidate(key);

@@ -73,7 +73,8 @@ struct Batch<'a> {
     gone: [bool; BATCH],
     /// The reclaimer's victims.
     reclaim: bool,
-    released: bool,
+    /// Pages released so far, from the first: a panic in a release goes on from the next.
+    released: usize,
 }
 
 /// Pages out pages `[start, stop)` of `region` (at most [`BATCH`]); `reclaim` for the
@@ -137,7 +138,7 @@ impl<'a> Batch<'a> {
             action: [Action::Keep; BATCH],
             gone: [false; BATCH],
             reclaim,
-            released: false,
+            released: 0,
         }
     }
 
@@ -255,7 +256,14 @@ impl<'a> Batch<'a> {
             let run = (j - i) * PAGE_SIZE;
             let dropped = shared.drop_pages(region, self.offset(i), run);
             self.gone[i..j].fill(true);
-            if dropped.is_err() {
+            // Checked even when the call succeeded: where the program split the mapping
+            // meanwhile, the kernel may have skipped the rest of the range.
+            let mut left = [Pte::None; BATCH];
+            let all_left = region
+                .map
+                .page_table(self.offset(i), j - i, &mut left)
+                .is_ok_and(|()| left[..j - i].iter().all(|&p| p != Pte::Present));
+            if dropped.is_err() || !all_left {
                 let mut ptes = [Pte::Present; BATCH];
                 let checked = region.map.page_table(self.offset(i), j - i, &mut ptes);
                 for k in i..j {
@@ -282,7 +290,9 @@ impl<'a> Batch<'a> {
     fn release(&mut self) -> usize {
         let (shared, region, reclaim) = (self.shared, self.region, self.reclaim);
         let mut moved = 0;
-        for i in 0..self.count {
+        for i in self.released..self.count {
+            // Counted as released before the release: a panic in it leaves this page to it.
+            self.released = i + 1;
             let p = self.start + i;
             let old = self.old[i];
             let new = match self.action[i] {
@@ -312,7 +322,6 @@ impl<'a> Batch<'a> {
             }
             shared.finish(region, p, old, new);
         }
-        self.released = true;
         if reclaim {
             add(&shared.counters.reclaimed, moved as u64);
         }
@@ -322,11 +331,11 @@ impl<'a> Batch<'a> {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        if !self.released {
+        if self.released < self.count {
             // Unwinding: a page already dropped is released as what it left as (its tier
             // copy, or zeros); every other page as it was, a copy stored for it dropped
             // (still write-protected: a write faults and makes it writable).
-            for i in 0..self.count {
+            for i in self.released..self.count {
                 if !self.gone[i] {
                     if self.action[i] == Action::Out && self.old[i] == RESIDENT {
                         self.shared

@@ -14,7 +14,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::lru::{Entry, Reclaim};
 use crate::pageout::{Refused, page_out_batch};
@@ -125,10 +125,13 @@ pub(crate) fn run(shared: &Shared) {
     loop {
         {
             let mut w = r.wake.lock();
-            if r.stalled.load(Ordering::Relaxed) && !w.stop {
-                // Kicks do not hurry a stalled reclaimer: each round would only be refused
-                // again.
-                r.cond.wait_for(&mut w, STALL_RETRY);
+            if r.stalled.load(Ordering::Relaxed) {
+                // Kicks (a fault over the limit makes one) do not hurry a stalled
+                // reclaimer: each round would only be refused again.
+                let deadline = Instant::now() + STALL_RETRY;
+                while !w.stop && Instant::now() < deadline {
+                    r.cond.wait_until(&mut w, deadline);
+                }
             }
             while !w.work && !w.stop && !r.stalled.load(Ordering::Relaxed) {
                 r.cond.wait(&mut w);

@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
-use std::sync::OnceLock;
+
+use parking_lot::Mutex;
 
 use acomp_zswap::{PAGE_SIZE, Page};
 
@@ -41,12 +42,19 @@ pub enum Pte {
 const PM_PRESENT: u64 = 1 << 63;
 const PM_SWAP: u64 = 1 << 62;
 
-/// This process's `/proc/self/pagemap`, opened once; `None` where it cannot be.
-fn pagemap() -> Option<&'static File> {
-    static PAGEMAP: OnceLock<Option<File>> = OnceLock::new();
-    PAGEMAP
-        .get_or_init(|| File::open("/proc/self/pagemap").ok())
+/// Reads this process's page table entries at byte `at` of its `/proc/self/pagemap`. The
+/// file is opened once per process: an open file stays bound to the process that opened
+/// it, so a forked child (which may build a pager of its own) opens its own.
+fn read_pagemap(raw: &mut [u8], at: u64) -> bool {
+    static PAGEMAP: Mutex<Option<(u32, File)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut cached = PAGEMAP.lock();
+    if cached.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+        *cached = File::open("/proc/self/pagemap").ok().map(|f| (pid, f));
+    }
+    cached
         .as_ref()
+        .is_some_and(|(_, file)| file.read_exact_at(raw, at).is_ok())
 }
 
 impl Mapping {
@@ -143,8 +151,8 @@ impl Mapping {
         let mut raw = [0u8; 64 * 8];
         let raw = &mut raw[..pages * 8];
         let at = ((self.addr + offset) / PAGE_SIZE * 8) as u64;
-        if let Some(file) = pagemap() {
-            if file.read_exact_at(raw, at).is_ok() {
+        {
+            if read_pagemap(raw, at) {
                 for (o, e) in out.iter_mut().zip(raw.chunks_exact(8)) {
                     let e = u64::from_ne_bytes(e.try_into().expect("8 bytes"));
                     *o = if e & PM_PRESENT != 0 {

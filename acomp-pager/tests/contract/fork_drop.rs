@@ -119,3 +119,49 @@ fn pager_dropped_in_a_child() {
     assert_eq!(end, (Some(0), None), "the child's end (code, signal)");
     println!("CHILD: done");
 }
+
+const OWN_ROLE: &str = "fork-own-pager";
+
+/// A child that builds a pager of its own after the parent paged out (and so read its own
+/// page table): the child's page-out reads the child's page table, not the parent's (the
+/// pagemap file the parent opened stays bound to the parent), and its pages read back as
+/// written, never as zeros. In a process of its own (`run_child`), which forks a grandchild.
+#[test]
+fn a_child_building_its_own_pager_pages_out_its_own_pages() {
+    if common::is_child(OWN_ROLE) {
+        return own_pager_in_a_child();
+    }
+    let Some(_probe) = common::pager(common::tier()) else {
+        return;
+    };
+    let path = common::test_path(
+        module_path!(),
+        "a_child_building_its_own_pager_pages_out_its_own_pages",
+    );
+    let end = common::run_child(&path, OWN_ROLE, 240);
+    assert!(
+        end.stdout
+            .contains("CHILD: the grandchild ended with (Some(0), None)"),
+        "{end:?}"
+    );
+    assert_eq!((end.code, end.signal), (Some(0), None), "{end:?}");
+}
+
+fn own_pager_in_a_child() {
+    let pager = common::pager(common::tier()).expect("userfaultfd, as in the parent");
+    let (region, _mem) = common::written(&pager, 64);
+    assert_eq!(region.page_out(0, region.len()).unwrap(), 64);
+    let end = common::fork_child(120, || {
+        in_child(|| {
+            let pager = common::pager(common::tier()).expect("a pager of the child's own");
+            let (region, mem) = common::written(&pager, 64);
+            assert_eq!(region.page_out(0, region.len()).unwrap(), 64);
+            for p in 0..64 {
+                mem.check(p, &page(p, 1), "the grandchild's own page");
+            }
+            assert_eq!(pager.stats().swap_ins, 64);
+        })
+    });
+    println!("CHILD: the grandchild ended with {end:?}");
+    std::process::exit(0);
+}
