@@ -9,7 +9,7 @@ use std::time::Instant;
 use acomp_zswap::{PAGE_SIZE, Page};
 
 use crate::pages::{RegionInner, key};
-use crate::shared::Shared;
+use crate::shared::{Held, Shared};
 use crate::state::{Acquired, CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
 use crate::sys::{
@@ -348,55 +348,6 @@ impl Shared {
                     }
                 }
             }
-        }
-    }
-}
-
-/// A page held by a handler thread for one fault, released on every path, a panic's
-/// unwinding included, so that no page stays held: a held page would make a region's drop
-/// and every page-out of it wait for good. Unwinding releases it into the state it had
-/// before the fault (a page out stays out: its entry is still in the tier), never into one
-/// that would read as zeros.
-struct Held<'a> {
-    shared: &'a Shared,
-    region: &'a RegionInner,
-    p: usize,
-    old: u8,
-    /// The state the counters give the page.
-    counted: u8,
-    released: bool,
-}
-
-impl<'a> Held<'a> {
-    fn new(shared: &'a Shared, region: &'a RegionInner, p: usize, old: u8) -> Held<'a> {
-        Held {
-            shared,
-            region,
-            p,
-            old,
-            counted: old,
-            released: false,
-        }
-    }
-
-    /// Moves the counters' view of the page to `state`.
-    fn count(&mut self, state: u8) {
-        self.shared.counters.moved(self.counted, state);
-        self.counted = state;
-    }
-
-    /// Releases the page into `state`.
-    fn release(&mut self, state: u8) {
-        self.count(state);
-        self.released = true;
-        self.shared.finish_counted(self.region, self.p, state);
-    }
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        if !self.released {
-            self.release(self.old);
         }
     }
 }

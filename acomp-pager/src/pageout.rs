@@ -257,18 +257,14 @@ impl<'a> Batch<'a> {
             let dropped = shared.drop_pages(region, self.offset(i), run);
             self.gone[i..j].fill(true);
             // Checked even when the call succeeded: where the program split the mapping
-            // meanwhile, the kernel may have skipped the rest of the range.
-            let mut left = [Pte::None; BATCH];
-            let all_left = region
-                .map
-                .page_table(self.offset(i), j - i, &mut left)
-                .is_ok_and(|()| left[..j - i].iter().all(|&p| p != Pte::Present));
-            if dropped.is_err() || !all_left {
-                let mut ptes = [Pte::Present; BATCH];
-                let checked = region.map.page_table(self.offset(i), j - i, &mut ptes);
+            // meanwhile, the kernel may have skipped the rest of the range. A page whose
+            // entry is not known to be empty is dropped again on its own.
+            let mut ptes = [Pte::Present; BATCH];
+            let checked = region.map.page_table(self.offset(i), j - i, &mut ptes);
+            let mapped = |k: usize| checked.is_err() || ptes[k - i] != Pte::None;
+            if dropped.is_err() || (i..j).any(mapped) {
                 for k in i..j {
-                    let mapped = checked.is_err() || ptes[k - i] != Pte::None;
-                    if mapped
+                    if mapped(k)
                         && shared
                             .drop_pages(region, self.offset(k), PAGE_SIZE)
                             .is_err()

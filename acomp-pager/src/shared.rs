@@ -227,3 +227,53 @@ impl Shared {
         true
     }
 }
+
+/// A page held by a handler thread for one fault, released on every path, a panic's
+/// unwinding included, so that no page stays held: a held page would make a region's drop
+/// and every page-out of it wait for good. Unwinding releases it into the state it had
+/// before the fault (a page out stays out: its entry is still in the tier), never into one
+/// that would read as zeros.
+pub(crate) struct Held<'a> {
+    shared: &'a Shared,
+    pub(crate) region: &'a RegionInner,
+    p: usize,
+    /// The state it is released into if the holder unwinds.
+    pub(crate) old: u8,
+    /// The state the counters give the page.
+    counted: u8,
+    released: bool,
+}
+
+impl<'a> Held<'a> {
+    pub(crate) fn new(shared: &'a Shared, region: &'a RegionInner, p: usize, old: u8) -> Held<'a> {
+        Held {
+            shared,
+            region,
+            p,
+            old,
+            counted: old,
+            released: false,
+        }
+    }
+
+    /// Moves the counters' view of the page to `state`.
+    pub(crate) fn count(&mut self, state: u8) {
+        self.shared.counters.moved(self.counted, state);
+        self.counted = state;
+    }
+
+    /// Releases the page into `state`.
+    pub(crate) fn release(&mut self, state: u8) {
+        self.count(state);
+        self.released = true;
+        self.shared.finish_counted(self.region, self.p, state);
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if !self.released {
+            self.release(self.old);
+        }
+    }
+}

@@ -290,6 +290,14 @@ pub fn run_child(test: &str, role: &str, secs: u64) -> Ended {
     }
 }
 
+/// Runs test `name` of `module` (`module_path!()`) of this binary again in a child process
+/// as `role` ([`run_child`], killed and failed after `secs`); `None` where userfaultfd is
+/// refused (the test skips, or fails under `CI=true`, as [`build`] says).
+pub fn in_child_process(module: &str, name: &str, role: &str, secs: u64) -> Option<Ended> {
+    pager(tier())?;
+    Some(run_child(&test_path(module, name), role, secs))
+}
+
 /// `fork`s; the child runs `f` (async-signal-safe work only: the other threads are not in
 /// it) and `_exit`s with its code. Returns the child's end (code or signal), killing it
 /// after `secs`.

@@ -6,7 +6,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use crate::common::{self, page};
+use acomp_pager::Pager;
+
+use crate::common::{self, Mem, page};
 
 const PAGES: usize = 1024;
 const ROLE: &str = "fork-drop-pager";
@@ -26,6 +28,16 @@ fn cpu_time() -> Duration {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
+/// Asserts that each of the parent's [`PAGES`] paged-out pages reads as written, each
+/// served from the tier by one fault.
+fn read_back(pager: &Pager, mem: &Mem, what: &str) {
+    for p in 0..PAGES {
+        mem.check(p, &page(p, 1), what);
+    }
+    let s = pager.stats();
+    assert_eq!((s.swap_ins, s.failed_faults), (PAGES as u64, 0), "{what}");
+}
+
 #[test]
 fn a_child_dropping_its_region_changes_nothing_in_the_parent() {
     let _w = common::watchdog("a child drops its region", 300);
@@ -37,11 +49,7 @@ fn a_child_dropping_its_region_changes_nothing_in_the_parent() {
     let mut region = Some(region);
     let end = common::fork_child(60, || in_child(|| drop(region.take())));
     assert_eq!(end, (Some(0), None), "the child's end (code, signal)");
-    for p in 0..PAGES {
-        mem.check(p, &page(p, 1), "after a child dropped its region");
-    }
-    let s = pager.stats();
-    assert_eq!((s.swap_ins, s.failed_faults), (PAGES as u64, 0));
+    read_back(&pager, &mem, "after a child dropped its region");
 }
 
 #[test]
@@ -53,11 +61,7 @@ fn a_child_that_exits_at_once_changes_nothing_in_the_parent() {
     let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     assert_eq!(common::fork_child(60, || 0), (Some(0), None));
-    for p in 0..PAGES {
-        mem.check(p, &page(p, 1), "after a child exited");
-    }
-    let s = pager.stats();
-    assert_eq!((s.swap_ins, s.failed_faults), (PAGES as u64, 0));
+    read_back(&pager, &mem, "after a child exited");
 }
 
 /// In a process of its own (`run_child`), so that `getrusage` counts this test's threads
@@ -69,14 +73,14 @@ fn a_child_dropping_its_pager_leaves_the_parent_idle_and_its_pages() {
         return pager_dropped_in_a_child();
     }
     let _w = common::watchdog("a child drops its pager", 300);
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "a_child_dropping_its_pager_leaves_the_parent_idle_and_its_pages",
-    );
-    let end = common::run_child(&path, ROLE, 240);
+        ROLE,
+        240,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout.contains("CHILD: done"),
         "the parent process failed: {}",
@@ -131,14 +135,14 @@ fn a_child_building_its_own_pager_pages_out_its_own_pages() {
     if common::is_child(OWN_ROLE) {
         return own_pager_in_a_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "a_child_building_its_own_pager_pages_out_its_own_pages",
-    );
-    let end = common::run_child(&path, OWN_ROLE, 240);
+        OWN_ROLE,
+        240,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout
             .contains("CHILD: the grandchild ended with (Some(0), None)"),

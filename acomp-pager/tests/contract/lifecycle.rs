@@ -65,14 +65,14 @@ fn dropping_a_region_with_faults_in_flight_ends_in_sigsegv_not_a_hang() {
     if common::is_child(DROP_IN_FLIGHT) {
         return drop_in_flight_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "dropping_a_region_with_faults_in_flight_ends_in_sigsegv_not_a_hang",
-    );
-    let end = common::run_child(&path, DROP_IN_FLIGHT, 120);
+        DROP_IN_FLIGHT,
+        120,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout.contains("CHILD: faults in flight") && end.stdout.contains("CHILD: dropping"),
         "the child did not get to the drop: {end:?}"
@@ -132,14 +132,14 @@ fn readers_racing_a_drop_read_their_bytes_or_get_sigsegv_never_zeros() {
     if common::is_child(DROP_READERS) {
         return drop_readers_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "readers_racing_a_drop_read_their_bytes_or_get_sigsegv_never_zeros",
-    );
-    let end = common::run_child(&path, DROP_READERS, 120);
+        DROP_READERS,
+        120,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout.contains("CHILD: reading") && end.stdout.contains("CHILD: dropping"),
         "the child did not get to the drop: {end:?}"
@@ -221,14 +221,14 @@ fn regions_dropped_while_the_reclaimer_pages_them_out_crash_nothing() {
     if common::is_child(DROP_RECLAIMING) {
         return drop_reclaiming_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "regions_dropped_while_the_reclaimer_pages_them_out_crash_nothing",
-    );
-    let end = common::run_child(&path, DROP_RECLAIMING, 240);
+        DROP_RECLAIMING,
+        240,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout
             .contains(&format!("CHILD: {ROUNDS} regions dropped")),

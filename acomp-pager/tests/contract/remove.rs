@@ -127,14 +127,14 @@ fn writes_after_madv_free_land_and_do_not_hang() {
     if common::is_child(FREE) {
         return madv_free_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "writes_after_madv_free_land_and_do_not_hang",
-    );
-    let end = common::run_child(&path, FREE, 60);
+        FREE,
+        60,
+    ) else {
+        return;
+    };
     assert!(
         end.stdout.contains("CHILD: the remove event handled"),
         "{end:?}"

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use acomp::Acomp;
-use acomp_pager::PAGE_SIZE;
+use acomp_pager::{PAGE_SIZE, Pager, Region};
 use acomp_zswap::Zswap;
 
-use crate::common::{self, FailingReads, key, page};
+use crate::common::{self, FailingReads, Mem, key, page};
 
 const ROLE: &str = "sigbus";
 const PANIC_ROLE: &str = "sigbus-panic";
@@ -19,14 +19,14 @@ fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
     if common::is_child(ROLE) {
         return child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "a_page_the_tier_cannot_load_is_sigbus_and_others_are_served",
-    );
-    let end = common::run_child(&path, ROLE, 120);
+        ROLE,
+        120,
+    ) else {
+        return;
+    };
     for line in [
         "CHILD: page 0 on the device, its reads failing",
         "CHILD: SIGBUS at page 0",
@@ -59,14 +59,14 @@ fn a_panic_serving_a_fault_is_sigbus_and_leaves_no_page_held() {
     if common::is_child(PANIC_ROLE) {
         return panic_child();
     }
-    let Some(_probe) = common::pager(common::tier()) else {
-        return;
-    };
-    let path = common::test_path(
+    let Some(end) = common::in_child_process(
         module_path!(),
         "a_panic_serving_a_fault_is_sigbus_and_leaves_no_page_held",
-    );
-    let end = common::run_child(&path, PANIC_ROLE, 120);
+        PANIC_ROLE,
+        120,
+    ) else {
+        return;
+    };
     for line in [
         "CHILD: SIGBUS at page 0",
         "CHILD: panics 1, failed_faults 1",
@@ -82,42 +82,9 @@ fn a_panic_serving_a_fault_is_sigbus_and_leaves_no_page_held() {
 }
 
 fn panic_child() {
-    let dev = Arc::new(FailingReads::default());
-    let tier = Arc::new(
-        Zswap::builder(Acomp::new("lz4").unwrap())
-            .max_pool_bytes(64 << 20)
-            .device(dev.clone())
-            .build()
-            .unwrap(),
-    );
-    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
-    const PAGES: usize = 8;
-    let (region, mem) = common::written(&pager, PAGES);
-    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
-    assert_eq!(tier.writeback(1).unwrap(), 1);
-    assert!(tier.on_device(key(&region, 0)));
+    let (dev, pager, region, mem) = page_0_on_a_device();
     dev.panic_reads.store(true, SeqCst);
-    set_sigbus(
-        on_sigbus as *const () as libc::sighandler_t,
-        libc::SA_SIGINFO,
-    );
-    let at = mem.addr(0);
-    std::thread::spawn(move || {
-        // SAFETY: the page is the region's; the access is meant to get SIGBUS.
-        unsafe { std::ptr::read_volatile(at as *const u8) };
-    });
-    let start = Instant::now();
-    while BUS_ADDR.load(SeqCst) == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no SIGBUS in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    println!(
-        "CHILD: SIGBUS at page {}",
-        (BUS_ADDR.load(SeqCst) - mem.base) / PAGE_SIZE
-    );
+    println!("CHILD: SIGBUS at page {}", sigbus_reading_page_0(&mem));
     let s = pager.stats();
     println!(
         "CHILD: panics {}, failed_faults {}",
@@ -134,6 +101,55 @@ fn panic_child() {
     drop(region);
     println!("CHILD: the region dropped");
     std::process::exit(0);
+}
+
+/// Pages of the children's region.
+const PAGES: usize = 8;
+
+/// A pager over a tier with a device (a [`FailingReads`]), a region of [`PAGES`] pages
+/// written and paged out, and page 0, the coldest, written back to the device.
+fn page_0_on_a_device() -> (Arc<FailingReads>, Pager, Region, Mem) {
+    let dev = Arc::new(FailingReads::default());
+    let tier = Arc::new(
+        Zswap::builder(Acomp::new("lz4").unwrap())
+            .max_pool_bytes(64 << 20)
+            .device(dev.clone())
+            .build()
+            .unwrap(),
+    );
+    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
+    let (region, mem) = common::written(&pager, PAGES);
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    assert_eq!(tier.writeback(1).unwrap(), 1);
+    let on_device: Vec<usize> = (0..PAGES)
+        .filter(|&p| tier.on_device(key(&region, p)))
+        .collect();
+    assert_eq!(on_device, [0]);
+    (dev, pager, region, mem)
+}
+
+/// Reads page 0 in a thread of its own, with [`on_sigbus`] as the SIGBUS handler, and
+/// waits (at most 60 s) for its SIGBUS: the index of the page it came at.
+fn sigbus_reading_page_0(mem: &Mem) -> usize {
+    set_sigbus(
+        on_sigbus as *const () as libc::sighandler_t,
+        libc::SA_SIGINFO,
+    );
+    let at = mem.addr(0);
+    std::thread::spawn(move || {
+        // SAFETY: the page is the region's; the access is meant to get SIGBUS.
+        unsafe { std::ptr::read_volatile(at as *const u8) };
+        println!("CHILD: the access to page 0 returned");
+    });
+    let start = Instant::now();
+    while BUS_ADDR.load(SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no SIGBUS in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (BUS_ADDR.load(SeqCst) - mem.base) / PAGE_SIZE
 }
 
 /// Where the handler's SIGBUS came.
@@ -164,47 +180,10 @@ fn set_sigbus(handler: libc::sighandler_t, flags: libc::c_int) {
 
 fn child() {
     common::log_to_stderr();
-    let dev = Arc::new(FailingReads::default());
-    let tier = Arc::new(
-        Zswap::builder(Acomp::new("lz4").unwrap())
-            .max_pool_bytes(64 << 20)
-            .device(dev.clone())
-            .build()
-            .unwrap(),
-    );
-    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
-    const PAGES: usize = 8;
-    let (region, mem) = common::written(&pager, PAGES);
-    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
-    // The coldest entry, the first stored, goes to the device.
-    assert_eq!(tier.writeback(1).unwrap(), 1);
-    let on_device: Vec<usize> = (0..PAGES)
-        .filter(|&p| tier.on_device(key(&region, p)))
-        .collect();
-    assert_eq!(on_device, [0]);
+    let (dev, pager, region, mem) = page_0_on_a_device();
     dev.fail_reads.store(true, SeqCst);
     println!("CHILD: page 0 on the device, its reads failing");
-
-    set_sigbus(
-        on_sigbus as *const () as libc::sighandler_t,
-        libc::SA_SIGINFO,
-    );
-    let at = mem.addr(0);
-    std::thread::spawn(move || {
-        // SAFETY: the page is the region's; the access is meant to get SIGBUS.
-        unsafe { std::ptr::read_volatile(at as *const u8) };
-        println!("CHILD: the access to page 0 returned");
-    });
-    let start = Instant::now();
-    while BUS_ADDR.load(SeqCst) == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no SIGBUS in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let bus = BUS_ADDR.load(SeqCst);
-    println!("CHILD: SIGBUS at page {}", (bus - mem.base) / PAGE_SIZE);
+    println!("CHILD: SIGBUS at page {}", sigbus_reading_page_0(&mem));
     println!("CHILD: failed_faults {}", pager.stats().failed_faults);
 
     for p in 1..PAGES {

@@ -39,10 +39,9 @@ fn in_a_process(name: &str, role: &str) {
     let _one = ONE_AT_A_TIME.lock();
     // From here: the wait for the lock is the other tests' time.
     let _w = common::watchdog("a sparse terabyte, in a child process", 300);
-    let Some(_probe) = common::pager(common::tier()) else {
+    let Some(end) = common::in_child_process(module_path!(), name, role, 280) else {
         return;
     };
-    let end = common::run_child(&common::test_path(module_path!(), name), role, 280);
     for line in end.stdout.lines().filter(|l| l.contains("CHILD: ")) {
         println!("{line}");
     }

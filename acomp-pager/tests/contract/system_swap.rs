@@ -12,7 +12,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
-use acomp_pager::{PAGE_SIZE, Pager};
+use acomp_pager::{PAGE_SIZE, Pager, Stats};
 use parking_lot::Mutex;
 
 use crate::common::{self, Mem, describe, page};
@@ -164,6 +164,21 @@ fn swapped_by_the_kernel(mem: &Mem, n: usize) {
     );
 }
 
+/// Asserts that every page of `mem` (of `pages`) reads as written after `what`, each
+/// resident or paged out, and none paged out as zeros.
+fn assert_kept(mem: &Mem, s: &Stats, pages: usize, what: &str) {
+    assert_eq!(
+        wrong_pages(mem),
+        (0, None),
+        "pages the kernel swapped, after {what}"
+    );
+    assert_eq!(
+        (s.resident_pages + s.paged_out_pages, s.zero_swap_outs),
+        (pages as u64, 0),
+        "after {what}, pages resident or paged out; pages of zeros paged out: {s:?}"
+    );
+}
+
 #[test]
 fn pages_the_kernel_swapped_survive_a_page_out() {
     let _w = common::watchdog("kernel swap, then page_out", 300);
@@ -181,16 +196,7 @@ fn pages_the_kernel_swapped_survive_a_page_out() {
     let moved = region.page_out(0, region.len()).unwrap();
     let s = pager.stats();
     println!("page_out moved {moved}: {s:?}");
-    assert_eq!(
-        wrong_pages(&mem),
-        (0, None),
-        "pages the kernel swapped, after page_out"
-    );
-    assert_eq!(
-        (s.resident_pages + s.paged_out_pages, s.zero_swap_outs),
-        (PAGES as u64, 0),
-        "after page_out, pages resident or paged out; pages of zeros paged out: {s:?}"
-    );
+    assert_kept(&mem, &s, PAGES, "page_out");
     // Every page is in memory now, as written: all of them leave.
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     assert_eq!(wrong_pages(&mem), (0, None), "paged out a second time");
@@ -233,15 +239,6 @@ fn pages_the_kernel_swapped_survive_the_reclaimer() {
     }
     println!("the reclaimer done: {s:?}");
     assert!(s.reclaimed > 0, "the reclaimer paged nothing out: {s:?}");
-    assert_eq!(
-        wrong_pages(&mem),
-        (0, None),
-        "pages the kernel swapped, after the reclaimer"
-    );
-    assert_eq!(
-        (s.resident_pages + s.paged_out_pages, s.zero_swap_outs),
-        (PAGES as u64, 0),
-        "after the reclaimer, pages resident or paged out; pages of zeros paged out: {s:?}"
-    );
+    assert_kept(&mem, &s, PAGES, "the reclaimer");
     drop(region);
 }
