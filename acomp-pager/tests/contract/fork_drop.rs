@@ -6,7 +6,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use acomp_pager::Pager;
+use acomp_pager::{Error, PAGE_SIZE, Pager};
 
 use crate::common::{self, Mem, page};
 
@@ -47,7 +47,15 @@ fn a_child_dropping_its_region_changes_nothing_in_the_parent() {
     let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     let mut region = Some(region);
-    let end = common::fork_child(60, || in_child(|| drop(region.take())));
+    let end = common::fork_child(60, || {
+        in_child(|| {
+            // A child's calls are refused, and do nothing.
+            let r = region.as_ref().unwrap();
+            assert!(matches!(r.page_out(0, r.len()), Err(Error::Forked)));
+            assert!(matches!(pager.region(PAGE_SIZE), Err(Error::Forked)));
+            drop(region.take())
+        })
+    });
     assert_eq!(end, (Some(0), None), "the child's end (code, signal)");
     read_back(&pager, &mem, "after a child dropped its region");
 }
