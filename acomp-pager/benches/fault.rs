@@ -56,13 +56,22 @@ fn touch(ptr: *const u8, order: &[usize]) -> Duration {
 }
 
 fn pager(alg: &str) -> Pager {
+    pager_with(alg, false)
+}
+
+/// A pager over a tier of `alg`, its faults served on the faulting thread with `signal`
+/// (`Builder::signal_faults`).
+fn pager_with(alg: &str, signal: bool) -> Pager {
     let tier = Arc::new(
         acomp_zswap::Zswap::builder(acomp::Acomp::new(alg).unwrap())
             .max_pool_bytes(4 << 30)
             .build()
             .unwrap(),
     );
-    Pager::builder(tier).build().expect("userfaultfd")
+    Pager::builder(tier)
+        .signal_faults(signal)
+        .build()
+        .expect("userfaultfd")
 }
 
 /// An anonymous mapping of `len` bytes the kernel has not touched: a large zeroed `Vec`
@@ -89,9 +98,19 @@ fn faults(c: &mut Criterion) {
             touch(region.as_ptr(), &order(pages))
         })
     });
-    for alg in ["lz4", "zstd"] {
-        let p = pager(alg);
-        g.bench_function(format!("pager_swap_in_{alg}"), |b| {
+    // The same faults served on the faulting thread, beside those of the handler threads.
+    let signal_zero = pager_with("lz4", true);
+    g.bench_function("pager_zero_page_signal", |b| {
+        b.iter_custom(|iters| {
+            let pages = iters as usize;
+            let region = signal_zero.region(pages * PAGE_SIZE).unwrap();
+            touch(region.as_ptr(), &order(pages))
+        })
+    });
+    for (alg, signal) in [("lz4", false), ("lz4", true), ("zstd", false)] {
+        let p = pager_with(alg, signal);
+        let name = format!("pager_swap_in_{alg}{}", if signal { "_signal" } else { "" });
+        g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let pages = iters as usize;
                 let region = p.region(pages * PAGE_SIZE).unwrap();

@@ -9,8 +9,8 @@ use std::time::Instant;
 use acomp_zswap::{PAGE_SIZE, Page};
 
 use crate::pages::{RegionInner, key};
-use crate::shared::{Held, Shared};
-use crate::state::{Acquired, CLEAN, OUT, RESIDENT, UNTOUCHED};
+use crate::shared::{Held, SIGNAL_PAGERS, Shared, recently_dropped};
+use crate::state::{Acquired, BUSY, CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
 use crate::sys::{
     Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE,
@@ -19,7 +19,51 @@ use crate::sys::{
 /// A page of zeros, the source of a write fault's first page.
 static ZEROS: Page = [0; PAGE_SIZE];
 
+/// The SIGBUS handler's work ([`Builder::signal_faults`](crate::Builder::signal_faults)): the
+/// fault at `addr`, raised by a region of a signal-mode pager, served on the faulting
+/// thread. True if it was one (the access is retried), false to pass the signal on.
+///
+/// What it may do, in a signal handler: no allocation (the page is decoded into a buffer on
+/// this stack; the reclaimer's lists have room reserved ahead); the locks it takes (the
+/// pagers' and regions' lists, the tier's entry and index locks, the reclaimer's list) are
+/// held only inside the pager's and the tier's own code, which never touches a region's
+/// pages while it holds one, so the interrupted thread holds none of them; it waits only
+/// for other threads (a page another thread holds, the reclaimer making room).
+pub(crate) fn serve_signal(addr: usize, write: bool) -> bool {
+    let found = SIGNAL_PAGERS
+        .read()
+        .iter()
+        .find_map(|s| Some((s.clone(), s.region_of(addr)?)));
+    let Some((shared, region)) = found else {
+        // A region dropped while this access faulted: retried, it is SIGSEGV.
+        return recently_dropped(addr);
+    };
+    shared.signal_fault(&region, addr & !(PAGE_SIZE - 1), write);
+    true
+}
+
 impl Shared {
+    /// A fault raised as SIGBUS, served on the faulting thread: what kind it is, from the
+    /// page's state (a mapped page faults on a write to a write-protected page), then as a
+    /// handler thread serves its message.
+    fn signal_fault(&self, region: &RegionInner, addr: usize, write: bool) {
+        let p = (addr - region.addr()) / PAGE_SIZE;
+        let flags = match region.states.peek(p) {
+            // A read of a page mapped since it faulted (another thread's fault on it): the
+            // access is retried.
+            RESIDENT | CLEAN if !write && crate::sys::WRITE_KNOWN => return,
+            RESIDENT | CLEAN => UFFD_PAGEFAULT_FLAG_WP | UFFD_PAGEFAULT_FLAG_WRITE,
+            // The program's MADV_FREE leaves a clean page mapped and write-protected.
+            UNTOUCHED if write && region.map.mapped(p * PAGE_SIZE) => {
+                UFFD_PAGEFAULT_FLAG_WP | UFFD_PAGEFAULT_FLAG_WRITE
+            }
+            _ if write => UFFD_PAGEFAULT_FLAG_WRITE,
+            _ => 0,
+        };
+        let mut buf: Page = [0; PAGE_SIZE];
+        self.serve(addr, flags, &mut buf);
+    }
+
     pub(crate) fn handle_loop(&self, thread: usize) {
         let mut msgs = [Msg::default(); 16];
         let mut buf: Box<Page> = Box::new([0; PAGE_SIZE]);
@@ -86,16 +130,40 @@ impl Shared {
                     continue;
                 }
                 let start = Instant::now();
-                let addr = m.arg1 as usize & !(PAGE_SIZE - 1);
-                let r = catch_unwind(AssertUnwindSafe(|| self.fault(addr, m.arg0, &mut buf)));
-                if r.is_err() {
-                    add(&self.counters.panics, 1);
-                    self.fail(addr, &"a panic in the pager's fault handler");
-                }
+                self.serve(m.arg1 as usize & !(PAGE_SIZE - 1), m.arg0, &mut buf);
                 let ns = start.elapsed().as_nanos() as u64;
                 let _ = self.counters.service[thread].lock().record(ns.max(1));
             }
             last_busy = Instant::now();
+        }
+    }
+
+    /// Serves faults parked for the reclaimer, as `(address, flags)`.
+    pub(crate) fn serve_parked(&self, parked: &[(usize, u64)]) {
+        let mut buf: Page = [0; PAGE_SIZE];
+        for &(addr, flags) in parked {
+            self.serve(addr, flags, &mut buf);
+        }
+    }
+
+    /// Serves the fault at page-aligned `addr`, a panic caught: its access gets SIGBUS.
+    fn serve(&self, addr: usize, flags: u64, buf: &mut Page) {
+        let r = catch_unwind(AssertUnwindSafe(|| self.fault(addr, flags, buf)));
+        if r.is_err() {
+            add(&self.counters.panics, 1);
+            self.fail(addr, &"a panic in the pager's fault handler");
+        }
+    }
+
+    /// Whether a page faulted in for reading may keep its copy in the tier: always, but
+    /// under a memory limit without room for both (the regions past its low watermark).
+    fn room_for_clean(&self) -> bool {
+        match &self.reclaim {
+            Some(r) if r.caps_memory() => {
+                let limit = r.limit();
+                self.counters.resident_pages() < limit - limit / 32
+            }
+            _ => true,
         }
     }
 
@@ -126,8 +194,24 @@ impl Shared {
 
     /// Parks the fault at `addr` on held page `p` until it is released
     /// (`deferred_faults`).
+    ///
+    /// On the faulting thread (a SIGBUS handler's fault), it waits for the release instead,
+    /// and the access is retried.
     fn park_deferred(&self, region: &RegionInner, p: usize, addr: usize) {
         self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+        if self.signal {
+            add(&self.counters.deferred_faults, 1);
+            let mut spins = 0u32;
+            while region.states.peek(p) == BUSY {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            return;
+        }
         self.defer(region, p, addr);
     }
 
@@ -144,11 +228,18 @@ impl Shared {
         if let Some(r) = &self.reclaim {
             if r.must_throttle(self) {
                 // Over the limit and the reclaimer behind: the fault waits for it, as a
-                // task in the kernel waits in direct reclaim.
-                self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+                // task in the kernel waits in direct reclaim, and is served once it made
+                // room (the thread faults once). Counted when served.
                 add(&self.counters.throttled_faults, 1);
-                r.throttle(self, addr);
-                return;
+                if self.signal {
+                    // On the faulting thread: it waits here, then goes on to be served.
+                    r.wait_for_room(self);
+                } else {
+                    self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+                    let flags = if write { UFFD_PAGEFAULT_FLAG_WRITE } else { 0 };
+                    let now = r.throttle(self, addr, flags);
+                    return self.serve_parked(&now);
+                }
             }
         }
         let old = match region.states.acquire(p) {
@@ -176,7 +267,7 @@ impl Shared {
         let key = key(region.id, p);
         // The page's bytes: from the tier (its entry stays until the page is mapped, so
         // that a mapping refused for a while gives the page back as it was), or zeros.
-        let clean = old == OUT && !write && self.keep_clean;
+        let clean = old == OUT && !write && self.keep_clean && self.room_for_clean();
         if old == OUT {
             let loaded = if clean {
                 self.tier.load_clean(key, buf)
@@ -236,6 +327,12 @@ impl Shared {
                     // thread retries once it is), or a region being dropped (it finds the
                     // range unregistered).
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
+                    if self.signal {
+                        // The faulting thread itself retries: not a second access, and not
+                        // before the handler thread had a chance to read the event.
+                        self.counters.faults.fetch_sub(1, Ordering::Relaxed);
+                        std::thread::yield_now();
+                    }
                 } else if let Err(e) = mapped {
                     self.fail(addr, &e);
                 }

@@ -5,12 +5,15 @@
 //! entries of pages that left are skipped when they reach a head, with no unlinking.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::Error;
 use crate::pages::{BATCH, RegionInner};
+
+/// The lowest limit, in pages: two batches.
+const MIN_PAGES: u64 = 2 * BATCH as u64;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
@@ -34,41 +37,87 @@ pub(crate) struct Wake {
 /// The reclaimer's state.
 #[derive(Debug)]
 pub(crate) struct Reclaim {
-    pub(crate) limit: u64,
+    /// [`Builder::resident_limit`](crate::Builder::resident_limit) in pages (`u64::MAX`
+    /// without one).
+    resident_cap: u64,
+    /// [`Builder::memory_limit`](crate::Builder::memory_limit) in pages: resident pages and
+    /// the tier's pool together.
+    memory_cap: Option<u64>,
+    /// The tier's pool in pages, as the reclaimer last read it (with a memory limit).
+    pub(crate) pool_pages: AtomicU64,
     pub(crate) lists: Mutex<Lists>,
     pub(crate) clock: AtomicU32,
     pub(crate) wake: Mutex<Wake>,
     pub(crate) cond: Condvar,
-    pub(crate) throttled: Mutex<Vec<usize>>,
+    /// Faults parked for the reclaimer, as `(address, flags)`: served once it made room
+    /// (not woken to fault again: one fault per access).
+    pub(crate) throttled: Mutex<Vec<(usize, u64)>>,
     /// Set when the reclaimer found nothing it could page out while over the limit (the
     /// tier refuses, every victim is locked): faults then go past the limit rather than
     /// wait for it, and the reclaimer retries after a pause. Cleared by its next progress.
     pub(crate) stalled: AtomicBool,
+    /// Bumped after each batch the reclaimer pages out: faults waiting for room in a SIGBUS
+    /// handler sleep on it (a futex).
+    pub(crate) progress: AtomicU32,
 }
 
 impl Reclaim {
-    pub(crate) fn new(limit_pages: u64) -> Result<Reclaim, Error> {
-        if limit_pages < 2 * BATCH as u64 {
-            return Err(Error::invalid(format!(
-                "resident_limit must be at least {} bytes ({} pages)",
-                2 * BATCH * acomp_zswap::PAGE_SIZE,
-                2 * BATCH
-            )));
+    /// A reclaimer for a resident limit, a memory limit or both, in pages.
+    pub(crate) fn new(
+        resident_pages: Option<u64>,
+        memory_pages: Option<u64>,
+    ) -> Result<Reclaim, Error> {
+        for (name, pages) in [
+            ("resident_limit", resident_pages),
+            ("memory_limit", memory_pages),
+        ] {
+            if pages.is_some_and(|p| p < MIN_PAGES) {
+                return Err(Error::invalid(format!(
+                    "{name} must be at least {} bytes ({MIN_PAGES} pages)",
+                    MIN_PAGES as usize * acomp_zswap::PAGE_SIZE,
+                )));
+            }
         }
         Ok(Reclaim {
-            limit: limit_pages,
+            resident_cap: resident_pages.unwrap_or(u64::MAX),
+            memory_cap: memory_pages,
+            pool_pages: AtomicU64::new(0),
             lists: Mutex::new(Lists::default()),
             clock: AtomicU32::new(1),
             wake: Mutex::new(Wake::default()),
             cond: Condvar::new(),
             throttled: Mutex::new(Vec::new()),
             stalled: AtomicBool::new(false),
+            progress: AtomicU32::new(0),
         })
+    }
+
+    /// The resident pages allowed now: the resident limit, or what the memory limit leaves
+    /// beside the tier's pool as last read, whichever is lower; never under
+    /// [`MIN_PAGES`] (a pool past the memory limit leaves the regions that much).
+    pub(crate) fn limit(&self) -> u64 {
+        let by_memory = self.memory_cap.map_or(u64::MAX, |m| {
+            m.saturating_sub(self.pool_pages.load(Ordering::Relaxed))
+        });
+        self.resident_cap.min(by_memory).max(MIN_PAGES)
+    }
+
+    /// Whether a memory limit is set.
+    pub(crate) fn caps_memory(&self) -> bool {
+        self.memory_cap.is_some()
+    }
+
+    /// Reads the tier's pool size again, where a memory limit counts it.
+    pub(crate) fn refresh_pool(&self, tier: &acomp_zswap::Zswap) {
+        if self.memory_cap.is_some() {
+            let pages = tier.stats().pool_total_size / acomp_zswap::PAGE_SIZE as u64;
+            self.pool_pages.store(pages, Ordering::Relaxed);
+        }
     }
 
     /// How far past the limit faults go on before they wait for the reclaimer.
     pub(crate) fn slack(&self) -> u64 {
-        (self.limit / 16).max(BATCH as u64 * 4)
+        (self.limit() / 16).max(BATCH as u64 * 4)
     }
 
     /// Page `p` of `region`, a victim that stays in memory (refused, locked, unreadable),
@@ -81,6 +130,19 @@ impl Reclaim {
             page: p as u64,
         };
         self.lists.lock().inactive.push_back(entry);
+    }
+
+    /// Keeps room in both lists for the limit's worth of entries more, so that faults
+    /// served in a SIGBUS handler add to them without allocating.
+    pub(crate) fn reserve(&self) {
+        let room = self.limit().min(1 << 20) as usize;
+        let mut l = self.lists.lock();
+        let Lists { inactive, active } = &mut *l;
+        for list in [inactive, active] {
+            if list.capacity() - list.len() < room / 2 {
+                list.reserve(room);
+            }
+        }
     }
 
     pub(crate) fn remove_region(&self, id: u32) {

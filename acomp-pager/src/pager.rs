@@ -23,8 +23,10 @@ const SPIN: Duration = Duration::from_micros(50);
 pub struct Builder {
     tier: Arc<Zswap>,
     resident_limit: Option<u64>,
-    handler_threads: usize,
+    memory_limit: Option<u64>,
+    handler_threads: Option<usize>,
     handler_spin: Duration,
+    signal_faults: bool,
     page_out_threads: usize,
     keep_clean: bool,
 }
@@ -40,10 +42,56 @@ impl Builder {
         self
     }
 
+    /// The pager's whole memory, in bytes (rounded down to pages): the regions' resident
+    /// pages and the tier's pool together (`pool_total_size`, the whole tier's, shared or
+    /// not), as a memory cgroup counts a task's pages and, with zswap, its compressed copies.
+    /// The reclaim thread keeps the resident pages under what the pool leaves of it (and
+    /// under [`Builder::resident_limit`] where both are set), at least 64 pages. Under it, a
+    /// page faulted in by a read gives up its copy in the tier unless the limit has room for
+    /// both (memory counted once: zram frees a slot on swap-in), and so is mapped writable:
+    /// its first write takes no fault. Default: none.
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
     /// Threads that serve faults (default: the number of CPUs, at least 2, at most 8).
     /// Faults on different pages are served concurrently.
     pub fn handler_threads(mut self, n: usize) -> Self {
-        self.handler_threads = n.max(1);
+        self.handler_threads = Some(n.max(1));
+        self
+    }
+
+    /// Whether faults are served on the faulting thread, in a SIGBUS handler, rather than
+    /// by the handler threads (default: false). With `UFFD_FEATURE_SIGBUS` an access to a
+    /// missing page raises SIGBUS in the thread that made it, and the pager's handler loads
+    /// and maps the page there: no message, no second thread, no two wake-ups (Android's ART
+    /// collector serves its faults the same way). BENCHMARKS.md measures what it saves.
+    ///
+    /// What it costs:
+    /// - The kernel's own accesses to a page not in memory fail with `EFAULT` instead of
+    ///   waiting for it (`read(2)` into a region, `write(2)` from it, a `futex` on it, a
+    ///   `recv` into it): the program touches such buffers first, or leaves them out of
+    ///   regions. The userfaultfd is opened with `UFFD_USER_MODE_ONLY`, which for the same
+    ///   reason needs no privilege: the pager works where `vm.unprivileged_userfaultfd` is 0
+    ///   without `CAP_SYS_PTRACE` or `/dev/userfaultfd`.
+    /// - The pager installs a SIGBUS handler, once for the process, over the action SIGBUS
+    ///   had: a SIGBUS that is not a fault on one of its regions goes on to that action as
+    ///   before. A program with a SIGBUS handler of its own installs it before the first
+    ///   such pager is built, or hands the signals it does not know to the one it replaced.
+    /// - The handler is async-signal-safe for the program's own accesses: it allocates
+    ///   nothing, and the locks it takes are held only inside the pager's and the tier's
+    ///   code, which never touches a region's pages while holding one. The tier's calls
+    ///   must not be given a region's memory as their buffers (a store from a region page
+    ///   would fault inside the tier).
+    /// - A fault over the limits waits on the faulting thread for the reclaimer (the
+    ///   kernel's direct reclaim waits the same way); a fault that cannot be served poisons
+    ///   the page, and the retried access is SIGBUS to the program, as with the threads.
+    /// - One handler thread still reads the program's remove events (`MADV_DONTNEED`);
+    ///   [`Stats::fault_service_p50_ns`](crate::Stats::fault_service_p50_ns) times the
+    ///   handler threads' faults only, so stays 0.
+    pub fn signal_faults(mut self, on: bool) -> Self {
+        self.signal_faults = on;
         self
     }
 
@@ -85,17 +133,28 @@ impl Builder {
     /// [`Error::Unavailable`]: userfaultfd refused or missing, its errno kept
     /// ([`Error::raw_os_error`]); the message says what fixes it
     /// (`vm.unprivileged_userfaultfd`, `/dev/userfaultfd`, `CAP_SYS_PTRACE`, a seccomp
-    /// profile). [`Error::InvalidInput`]: a `resident_limit` under 64 pages.
+    /// profile). [`Error::InvalidInput`]: a `resident_limit` or `memory_limit` under 64
+    /// pages.
     /// [`Error::Os`]: an eventfd or a thread that could not be made.
     pub fn build(self) -> Result<Pager, Error> {
-        let handlers = self.handler_threads;
-        let reclaim = match self.resident_limit {
-            Some(bytes) => Some(Reclaim::new(bytes / PAGE_SIZE as u64)?),
-            None => None,
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let handlers = match (self.handler_threads, self.signal_faults) {
+            (Some(n), _) => n,
+            (None, true) => 1,
+            (None, false) => cpus.clamp(2, 8),
+        };
+        if self.signal_faults {
+            crate::sys::install_sigbus_handler(crate::fault::serve_signal)
+                .map_err(Error::os("sigaction"))?;
+        }
+        let pages = |bytes: Option<u64>| bytes.map(|b| b / PAGE_SIZE as u64);
+        let reclaim = match (self.resident_limit, self.memory_limit) {
+            (None, None) => None,
+            (r, m) => Some(Reclaim::new(pages(r), pages(m))?),
         };
         let shared = Arc::new(Shared {
             tier: self.tier,
-            uffd: Uffd::open()?,
+            uffd: Uffd::open(self.signal_faults)?,
             stop: EventFd::new().map_err(Error::os("eventfd"))?,
             stopping: AtomicBool::new(false),
             spinning: AtomicBool::new(false),
@@ -106,6 +165,7 @@ impl Builder {
             own_removes: Mutex::new(Vec::new()),
             counters: Counters::new(handlers),
             keep_clean: self.keep_clean,
+            signal: self.signal_faults,
             spin: self.handler_spin,
             page_out_threads: self.page_out_threads,
             reclaim,
@@ -126,9 +186,12 @@ impl Builder {
             threads.push(
                 std::thread::Builder::new()
                     .name("acomp-pager-reclaim".into())
-                    .spawn(move || crate::reclaim::run(&s))
+                    .spawn(move || crate::reclaim::run(&s, &|parked| s.serve_parked(parked)))
                     .map_err(Error::os("pthread_create"))?,
             );
+        }
+        if shared.signal {
+            crate::shared::SIGNAL_PAGERS.write().push(shared.clone());
         }
         Ok(Pager {
             owner: Arc::new(Owner {
@@ -157,8 +220,10 @@ impl Pager {
         Builder {
             tier,
             resident_limit: None,
-            handler_threads: cpus.clamp(2, 8),
+            memory_limit: None,
+            handler_threads: None,
             handler_spin: SPIN,
+            signal_faults: false,
             page_out_threads: cpus.min(4),
             keep_clean: true,
         }

@@ -23,6 +23,10 @@ use crate::shared::Shared;
 use crate::state::{CLEAN, RESIDENT};
 use crate::stats::add;
 
+/// What serves the faults parked for the reclaimer, as `(address, flags)` (the handler
+/// threads' work, handed down by the pager so that this layer does not call up into it).
+pub(crate) type ServeParked<'a> = dyn Fn(&[(usize, u64)]) + 'a;
+
 /// How long a stalled reclaimer waits before it tries again.
 const STALL_RETRY: Duration = Duration::from_millis(50);
 
@@ -42,13 +46,25 @@ impl Reclaim {
             .wrapping_add(1);
         let shadow = marks.shadow[p].swap(0, Ordering::Relaxed);
         let distance = self.clock.load(Ordering::Relaxed).wrapping_sub(shadow);
-        let activate = refault && shadow != 0 && u64::from(distance) <= self.limit;
+        let activate = refault && shadow != 0 && u64::from(distance) <= self.limit();
         let entry = Entry {
             region: region.id,
             stamp,
             page: p as u64,
         };
         let mut l = self.lists.lock();
+        if shared.signal {
+            // In a SIGBUS handler: no allocation. The reclaimer keeps room reserved ahead;
+            // where it has not yet, this fault waits for it.
+            while l.active.len() == l.active.capacity() || l.inactive.len() == l.inactive.capacity()
+            {
+                drop(l);
+                let seen = self.progress.load(Ordering::Acquire);
+                self.kick();
+                crate::sys::futex_wait(&self.progress, seen, 1000);
+                l = self.lists.lock();
+            }
+        }
         if activate {
             l.active.push_back(entry);
         } else {
@@ -61,31 +77,49 @@ impl Reclaim {
     }
 
     /// True when resident pages are past the limit and its slack, and there is something
-    /// to reclaim: the fault waits.
+    /// to reclaim: the fault waits. Kicks the reclaimer past the high watermark (a
+    /// sixty-fourth under the limit), as the kernel wakes kswapd before a task must reclaim.
     pub(crate) fn must_throttle(&self, shared: &Shared) -> bool {
         let resident = shared.counters.resident_pages();
-        if resident > self.limit {
+        let limit = self.limit();
+        if resident > limit - limit / 64 {
             self.kick();
         }
-        resident >= self.limit + self.slack()
-            && !self.stalled.load(Ordering::Relaxed)
-            && !self.lists.lock().inactive.is_empty()
+        resident >= limit + self.slack() && !self.stalled.load(Ordering::Relaxed) && {
+            let l = self.lists.lock();
+            !(l.inactive.is_empty() && l.active.is_empty())
+        }
     }
 
-    /// Parks the fault at `addr` until the reclaimer has made progress.
-    pub(crate) fn throttle(&self, shared: &Shared, addr: usize) {
-        self.throttled.lock().push(addr);
+    /// Parks the fault at `addr` (with its message's `flags`) for the reclaimer, which
+    /// serves it once it made room. Returns the faults for the caller to serve now where
+    /// room was made meanwhile (this one among them), else none.
+    pub(crate) fn throttle(&self, shared: &Shared, addr: usize, flags: u64) -> Vec<(usize, u64)> {
+        self.throttled.lock().push((addr, flags));
         self.kick();
-        if !self.must_throttle(shared) {
-            self.release_throttled(shared);
+        if self.must_throttle(shared) {
+            Vec::new()
+        } else {
+            self.take_throttled()
         }
     }
 
-    fn release_throttled(&self, shared: &Shared) {
-        let addrs = std::mem::take(&mut *self.throttled.lock());
-        for a in addrs {
-            let _ = shared.uffd.wake(a, acomp_zswap::PAGE_SIZE);
+    /// Waits, on the faulting thread (a SIGBUS handler's fault), until the regions are back
+    /// under the limit and its slack: the reclaimer's progress, checked each time it pages
+    /// out a batch, at most every millisecond.
+    pub(crate) fn wait_for_room(&self, shared: &Shared) {
+        loop {
+            let seen = self.progress.load(Ordering::Acquire);
+            if !self.must_throttle(shared) {
+                return;
+            }
+            crate::sys::futex_wait(&self.progress, seen, 1000);
         }
+    }
+
+    /// The faults parked so far, to be served.
+    pub(crate) fn take_throttled(&self) -> Vec<(usize, u64)> {
+        std::mem::take(&mut *self.throttled.lock())
     }
 
     /// Up to [`BATCH`] victims, coldest first, as `(region, page)`.
@@ -101,7 +135,7 @@ impl Reclaim {
         };
         let mut l = self.lists.lock();
         while out.len() < BATCH {
-            if l.active.len() as u64 > self.limit / 2 || l.inactive.is_empty() {
+            if l.active.len() as u64 > self.limit() / 2 || l.inactive.is_empty() {
                 match l.active.pop_front() {
                     Some(e) if live(&e) => l.inactive.push_back(e),
                     Some(_) => continue,
@@ -119,9 +153,11 @@ impl Reclaim {
 }
 
 /// The reclaim thread's body: a round each time it is kicked (or, stalled, every
-/// [`STALL_RETRY`]); a panic in a round is caught and counted, and the thread goes on.
-pub(crate) fn run(shared: &Shared) {
+/// [`STALL_RETRY`]), then the faults parked meanwhile served by `serve`; a panic in a round
+/// is caught and counted, and the thread goes on.
+pub(crate) fn run(shared: &Shared, serve: &ServeParked<'_>) {
     let r = shared.reclaim.as_ref().expect("started with a limit");
+    r.reserve();
     loop {
         {
             let mut w = r.wake.lock();
@@ -138,12 +174,14 @@ pub(crate) fn run(shared: &Shared) {
             }
             if w.stop {
                 drop(w);
-                r.release_throttled(shared);
+                for (addr, _) in r.take_throttled() {
+                    let _ = shared.uffd.wake(addr, acomp_zswap::PAGE_SIZE);
+                }
                 return;
             }
             w.work = false;
         }
-        match catch_unwind(AssertUnwindSafe(|| round(shared, r))) {
+        match catch_unwind(AssertUnwindSafe(|| round(shared, r, serve))) {
             Ok(None) => r.stalled.store(false, Ordering::Relaxed),
             Ok(Some(why)) => {
                 if !r.stalled.swap(true, Ordering::Relaxed) {
@@ -162,17 +200,18 @@ pub(crate) fn run(shared: &Shared) {
                 log::error!("acomp-pager: a panic in the reclaimer was caught; it goes on");
             }
         }
-        r.release_throttled(shared);
+        serve(&r.take_throttled());
     }
 }
 
-/// Pages out victims until the regions are under the low mark (a sixty-fourth under the
-/// limit) or no victim left memory in a pass: then why, if still over the limit.
-fn round(shared: &Shared, r: &Reclaim) -> Option<String> {
-    let low = r.limit - r.limit / 64;
+/// Pages out victims until the regions are under the low watermark (a thirty-second under
+/// the limit) or no victim left memory in a pass: then why, if still over the limit.
+fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String> {
+    r.refresh_pool(&shared.tier);
+    r.reserve();
     let mut victims = Vec::with_capacity(BATCH);
     let mut why = None;
-    while shared.counters.resident_pages() > low {
+    while shared.counters.resident_pages() > r.limit() - r.limit() / 32 {
         victims.clear();
         r.victims(shared, &mut victims);
         if victims.is_empty() {
@@ -201,7 +240,13 @@ fn round(shared: &Shared, r: &Reclaim) -> Option<String> {
             }
             i = j;
         }
-        r.release_throttled(shared);
+        r.refresh_pool(&shared.tier);
+        r.reserve();
+        r.progress.fetch_add(1, Ordering::Release);
+        crate::sys::futex_wake(&r.progress);
+        if !r.must_throttle(shared) {
+            serve(&r.take_throttled());
+        }
         if r.wake.lock().stop {
             return None;
         }
@@ -211,7 +256,7 @@ fn round(shared: &Shared, r: &Reclaim) -> Option<String> {
         }
         why = None;
     }
-    if shared.counters.resident_pages() > r.limit {
+    if shared.counters.resident_pages() > r.limit() {
         why
     } else {
         None

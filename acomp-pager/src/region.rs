@@ -265,6 +265,9 @@ impl Drop for Region {
         // the last reference to it (a handler may hold one while its mapping ioctl fails):
         // until then no other mapping can take its addresses.
         let _ = shared.uffd.unregister(inner.addr(), inner.len);
+        if shared.signal {
+            crate::shared::note_dropped(inner.addr(), inner.addr() + inner.len);
+        }
         shared.regions.write().retain(|r| r.id != inner.id);
         for (a, b) in inner.states.touched_runs(0, inner.states.len()) {
             for p in a..b {

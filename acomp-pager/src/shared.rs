@@ -23,6 +23,35 @@ pub(crate) struct Owner {
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// The pagers whose faults are served in the SIGBUS handler
+/// ([`Builder::signal_faults`](crate::Builder::signal_faults)), for the handler to find a
+/// fault's region: read there (a thread touching a region is never inside the code that
+/// writes this list, so it never holds it), written when such a pager is built or dropped.
+pub(crate) static SIGNAL_PAGERS: RwLock<Vec<Arc<Shared>>> = RwLock::new(Vec::new());
+
+/// The last regions of signal-mode pagers dropped, as `(start, end)` addresses: a SIGBUS
+/// raised on one just before it was made inaccessible, and handled after it left the
+/// lists, is retried (into SIGSEGV) rather than passed on as someone else's.
+static DROPPED: [(AtomicUsize, AtomicUsize); 16] =
+    [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; 16];
+static DROPPED_NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Notes a signal-mode region's range as dropped (see [`DROPPED`]).
+pub(crate) fn note_dropped(start: usize, end: usize) {
+    let i = DROPPED_NEXT.fetch_add(1, Ordering::Relaxed) % DROPPED.len();
+    DROPPED[i].0.store(0, Ordering::SeqCst);
+    DROPPED[i].1.store(end, Ordering::SeqCst);
+    DROPPED[i].0.store(start, Ordering::SeqCst);
+}
+
+/// Whether `addr` lies in a signal-mode region dropped lately.
+pub(crate) fn recently_dropped(addr: usize) -> bool {
+    DROPPED.iter().any(|(s, e)| {
+        let start = s.load(Ordering::SeqCst);
+        start != 0 && start <= addr && addr < e.load(Ordering::SeqCst)
+    })
+}
+
 impl Drop for Owner {
     fn drop(&mut self) {
         if self.shared.forked() {
@@ -31,6 +60,11 @@ impl Drop for Owner {
             // child leaves everything as it is.
             std::mem::forget(std::mem::take(self.threads.get_mut()));
             return;
+        }
+        if self.shared.signal {
+            SIGNAL_PAGERS
+                .write()
+                .retain(|s| !Arc::ptr_eq(s, &self.shared));
         }
         self.shared.stopping.store(true, Ordering::SeqCst);
         self.shared.stop.signal();
@@ -68,6 +102,9 @@ pub(crate) struct Shared {
     pub(crate) own_removes: Mutex<Vec<OwnRemove>>,
     pub(crate) counters: Counters,
     pub(crate) keep_clean: bool,
+    /// Faults raise SIGBUS in the faulting thread and are served there
+    /// ([`Builder::signal_faults`](crate::Builder::signal_faults)).
+    pub(crate) signal: bool,
     /// [`Builder::handler_spin`](crate::Builder::handler_spin).
     pub(crate) spin: Duration,
     /// [`Builder::page_out_threads`](crate::Builder::page_out_threads).

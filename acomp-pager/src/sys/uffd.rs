@@ -34,6 +34,7 @@ const USERFAULTFD_IOC_NEW: u64 = 0xAA00;
 
 const UFFD_FEATURE_PAGEFAULT_FLAG_WP: u64 = 1 << 0;
 const UFFD_FEATURE_EVENT_REMOVE: u64 = 1 << 3;
+const UFFD_FEATURE_SIGBUS: u64 = 1 << 7;
 const UFFD_FEATURE_THREAD_ID: u64 = 1 << 8;
 const UFFD_FEATURE_POISON: u64 = 1 << 14;
 /// The features the pager needs: write-protect faults (page-out racing writers, clean
@@ -43,6 +44,10 @@ const FEATURES: u64 = UFFD_FEATURE_PAGEFAULT_FLAG_WP
     | UFFD_FEATURE_EVENT_REMOVE
     | UFFD_FEATURE_THREAD_ID
     | UFFD_FEATURE_POISON;
+
+/// userfaultfd(2)'s flag: faults from user mode only; the kernel's own accesses to a
+/// missing page fail (`EFAULT`). Such a userfaultfd needs no privilege (Linux 5.11).
+const UFFD_USER_MODE_ONLY: libc::c_int = 1;
 
 const UFFDIO_REGISTER_MODE_MISSING: u64 = 1;
 const UFFDIO_REGISTER_MODE_WP: u64 = 2;
@@ -173,9 +178,12 @@ fn ioctl<T>(fd: RawFd, request: u64, arg: &mut T) -> io::Result<()> {
 
 impl Uffd {
     /// Opens a userfaultfd (the syscall, or `/dev/userfaultfd` where the syscall is refused)
-    /// and agrees the API with the features the pager needs.
-    pub fn open() -> Result<Uffd, Error> {
-        let flags = libc::O_CLOEXEC | libc::O_NONBLOCK;
+    /// and agrees the API with the features the pager needs; with `sigbus`, faults raise
+    /// SIGBUS in the faulting thread (`UFFD_FEATURE_SIGBUS`) and come from user mode only
+    /// (`UFFD_USER_MODE_ONLY`: the kernel's accesses fail as they would anyway).
+    pub fn open(sigbus: bool) -> Result<Uffd, Error> {
+        let flags =
+            libc::O_CLOEXEC | libc::O_NONBLOCK | if sigbus { UFFD_USER_MODE_ONLY } else { 0 };
         // SAFETY: userfaultfd(2) takes one integer of flags and returns a new descriptor or -1.
         let rc = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
         let fd = if rc >= 0 {
@@ -199,7 +207,7 @@ impl Uffd {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut api = UffdioApi {
             api: UFFD_API,
-            features: FEATURES,
+            features: FEATURES | if sigbus { UFFD_FEATURE_SIGBUS } else { 0 },
             ioctls: 0,
         };
         ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|source| Error::Unavailable {
