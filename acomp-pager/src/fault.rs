@@ -156,13 +156,11 @@ impl Shared {
     }
 
     /// Whether a page faulted in for reading may keep its copy in the tier: always, but
-    /// under a memory limit without room for both (the regions past its low watermark).
+    /// under a memory limit without room for both (the regions within the slack of the
+    /// resident pages the limit leaves).
     fn room_for_clean(&self) -> bool {
         match &self.reclaim {
-            Some(r) if r.caps_memory() => {
-                let limit = r.limit();
-                self.counters.resident_pages() < limit - limit / 32
-            }
+            Some(r) if r.caps_memory() => self.counters.resident_pages() + r.slack() < r.limit(),
             _ => true,
         }
     }
@@ -188,7 +186,9 @@ impl Shared {
             self.write_protect_fault(&region, p, addr);
         } else {
             let write = flags & UFFD_PAGEFAULT_FLAG_WRITE != 0;
-            self.missing_fault(&region, p, addr, write, buf);
+            if self.missing_fault(&region, p, addr, write, buf, false) && self.fault_around > 0 {
+                self.fault_around(&region, p, buf);
+            }
         }
     }
 
@@ -217,6 +217,10 @@ impl Shared {
 
     /// A fault on a page not mapped: the page from the tier, or zeros; parked for the
     /// reclaimer, or on a page another thread holds.
+    ///
+    /// `around`: not a fault but a page after one, brought in by fault-around
+    /// ([`Shared::fault_around`]): only a page out, none held, nothing waited for, no thread
+    /// woken. Returns whether a page out was mapped.
     fn missing_fault(
         &self,
         region: &Arc<RegionInner>,
@@ -224,8 +228,16 @@ impl Shared {
         addr: usize,
         write: bool,
         buf: &mut Page,
-    ) {
-        if let Some(r) = &self.reclaim {
+        around: bool,
+    ) -> bool {
+        if around {
+            // Only while no fault would wait for room, and on pages out, not held.
+            if self.reclaim.as_ref().is_some_and(|r| r.must_throttle(self))
+                || region.states.peek(p) != OUT
+            {
+                return false;
+            }
+        } else if let Some(r) = &self.reclaim {
             if r.must_throttle(self) {
                 // Over the limit and the reclaimer behind: the fault waits for it, as a
                 // task in the kernel waits in direct reclaim, and is served once it made
@@ -238,11 +250,18 @@ impl Shared {
                     self.counters.faults.fetch_sub(1, Ordering::Relaxed);
                     let flags = if write { UFFD_PAGEFAULT_FLAG_WRITE } else { 0 };
                     let now = r.throttle(self, addr, flags);
-                    return self.serve_parked(&now);
+                    self.serve_parked(&now);
+                    return false;
                 }
             }
         }
         let old = match region.states.acquire(p) {
+            Acquired::Held(OUT) => OUT,
+            Acquired::Held(s) if around => {
+                self.finish(region, p, s, s);
+                return false;
+            }
+            Acquired::Busy { .. } if around => return false,
             Acquired::Held(s) => s,
             Acquired::Busy { zapped: true } => {
                 // The program dropped the page while another thread held it, and this
@@ -252,9 +271,12 @@ impl Shared {
                 if self.uffd.zeropage(addr, true).is_err() {
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
                 }
-                return;
+                return false;
             }
-            Acquired::Busy { zapped: false } => return self.park_deferred(region, p, addr),
+            Acquired::Busy { zapped: false } => {
+                self.park_deferred(region, p, addr);
+                return false;
+            }
         };
         let mut held = Held::new(self, region, p, old);
         if matches!(old, RESIDENT | CLEAN) && region.map.mapped(p * PAGE_SIZE) {
@@ -262,7 +284,7 @@ impl Shared {
             // reading it at once): nothing to do but wake this one's thread.
             held.release(old);
             let _ = self.uffd.wake(addr, PAGE_SIZE);
-            return;
+            return false;
         }
         let key = key(region.id, p);
         // The page's bytes: from the tier (its entry stays until the page is mapped, so
@@ -276,7 +298,10 @@ impl Shared {
             };
             if let Err(e) = loaded {
                 held.release(OUT);
-                return self.fail(addr, &e);
+                if !around {
+                    self.fail(addr, &e);
+                }
+                return false;
             }
         }
         let new = if clean { CLEAN } else { RESIDENT };
@@ -298,7 +323,7 @@ impl Shared {
                 // drops the tier's entry).
                 self.uffd.zeropage(addr, true)
             } else if old == OUT {
-                self.uffd.copy(addr, buf, clean, true)
+                self.uffd.copy(addr, buf, clean, !around)
             } else if write {
                 self.uffd.copy(addr, &ZEROS, false, true)
             } else {
@@ -334,9 +359,11 @@ impl Shared {
                         std::thread::yield_now();
                     }
                 } else if let Err(e) = mapped {
-                    self.fail(addr, &e);
+                    if !around {
+                        self.fail(addr, &e);
+                    }
                 }
-                return;
+                return false;
             }
         }
         // Mapped: unwinding from here releases the page as what it now is.
@@ -349,6 +376,33 @@ impl Shared {
             r.note_resident(self, region, p, old == OUT);
         }
         held.release(new);
+        old == OUT
+    }
+
+    /// Fault-around for a run of swap-ins in order, as the kernel's swap readahead for a
+    /// device without `SWP_SYNCHRONOUS_IO`: where page `p`, just swapped in, is the page
+    /// after the last run brought in, the window doubles (1, 2, 4 up to
+    /// [`Builder::fault_around`](crate::Builder::fault_around) pages)
+    /// and the pages after `p` that are out come in with it, until one is not; anything
+    /// else closes the window. A sweep takes one fault for each window; random accesses
+    /// take none more. Counted in `swap_ins` and [`Stats::swap_readahead`].
+    fn fault_around(&self, region: &Arc<RegionInner>, p: usize, buf: &mut Page) {
+        let window = if region.around.next.load(Ordering::Relaxed) == p {
+            (region.around.window.load(Ordering::Relaxed) * 2).clamp(1, self.fault_around)
+        } else {
+            0
+        };
+        let mut n = 0;
+        while n < window && p + 1 + n < region.states.len() {
+            let q = p + 1 + n;
+            if !self.missing_fault(region, q, region.addr() + q * PAGE_SIZE, false, buf, true) {
+                break;
+            }
+            n += 1;
+        }
+        add(&self.counters.swap_readahead, n as u64);
+        region.around.window.store(window, Ordering::Relaxed);
+        region.around.next.store(p + 1 + n, Ordering::Relaxed);
     }
 
     /// A write to a write-protected page: a clean page's first write (its copy dropped) or

@@ -27,6 +27,7 @@ pub struct Builder {
     handler_threads: Option<usize>,
     handler_spin: Duration,
     signal_faults: bool,
+    fault_around: usize,
     page_out_threads: usize,
     keep_clean: bool,
 }
@@ -59,6 +60,18 @@ impl Builder {
     /// Faults on different pages are served concurrently.
     pub fn handler_threads(mut self, n: usize) -> Self {
         self.handler_threads = Some(n.max(1));
+        self
+    }
+
+    /// The most pages fault-around brings in after a fault (default: 16; 0 turns it off).
+    /// A fault on the page after the last run of swap-ins maps the pages out after it too,
+    /// in a window that doubles with each such fault (1, 2, 4 up to this), so that a sweep
+    /// in order takes one fault for each window instead of one a page; any other fault
+    /// closes the window, and random accesses bring in nothing more. The kernel's swap
+    /// readahead does the same for a swap device, but not for zram (`SWP_SYNCHRONOUS_IO`
+    /// reads one page a fault). Counted in [`Stats::swap_readahead`](crate::Stats).
+    pub fn fault_around(mut self, pages: usize) -> Self {
+        self.fault_around = pages;
         self
     }
 
@@ -166,6 +179,7 @@ impl Builder {
             counters: Counters::new(handlers),
             keep_clean: self.keep_clean,
             signal: self.signal_faults,
+            fault_around: self.fault_around,
             spin: self.handler_spin,
             page_out_threads: self.page_out_threads,
             reclaim,
@@ -224,6 +238,7 @@ impl Pager {
             handler_threads: None,
             handler_spin: SPIN,
             signal_faults: false,
+            fault_around: 16,
             page_out_threads: cpus.min(4),
             keep_clean: true,
         }

@@ -2,7 +2,7 @@
 //! reclaimer's marks), the tier's key of each page, and the size of a page-out's batch.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use crate::state::States;
 use crate::sys::{Mapping, Zeroed};
@@ -49,6 +49,17 @@ pub(crate) struct RegionInner {
     pub(crate) dying: AtomicBool,
     /// The reclaimer's per-page marks (present with a resident limit).
     pub(crate) lru: Option<PageMarks>,
+    /// Fault-around's state: where a run of swap-ins in order goes on, and its window.
+    pub(crate) around: Around,
+}
+
+/// Fault-around's state of a region (`fault.rs`): the page after the last run brought in,
+/// and that run's window in pages. Threads faulting at once may overwrite each other's:
+/// a window closed early, never a page wrong.
+#[derive(Debug, Default)]
+pub(crate) struct Around {
+    pub(crate) next: AtomicUsize,
+    pub(crate) window: AtomicUsize,
 }
 
 impl RegionInner {

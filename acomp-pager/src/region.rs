@@ -62,6 +62,7 @@ impl Region {
             states,
             dying: AtomicBool::new(false),
             lru,
+            around: Default::default(),
         });
         {
             let mut regions = shared.regions.write();

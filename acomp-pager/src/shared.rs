@@ -105,6 +105,8 @@ pub(crate) struct Shared {
     /// Faults raise SIGBUS in the faulting thread and are served there
     /// ([`Builder::signal_faults`](crate::Builder::signal_faults)).
     pub(crate) signal: bool,
+    /// [`Builder::fault_around`](crate::Builder::fault_around).
+    pub(crate) fault_around: usize,
     /// [`Builder::handler_spin`](crate::Builder::handler_spin).
     pub(crate) spin: Duration,
     /// [`Builder::page_out_threads`](crate::Builder::page_out_threads).

@@ -15,6 +15,9 @@ pub struct Stats {
     pub faults: u64,
     /// Faults on paged-out pages, served from the tier (`pswpin`).
     pub swap_ins: u64,
+    /// Of `swap_ins`: pages brought in by fault-around after a fault, a run of swap-ins in
+    /// order taking one fault for up to 17 pages (the kernel's `swap_ra`).
+    pub swap_readahead: u64,
     /// Faults on pages never written (or dropped by the program): the zero page, or a
     /// zeroed page for a write; the tier is not asked.
     pub zero_faults: u64,
@@ -69,6 +72,7 @@ pub struct Stats {
 pub struct Counters {
     pub faults: AtomicU64,
     pub swap_ins: AtomicU64,
+    pub swap_readahead: AtomicU64,
     pub zero_faults: AtomicU64,
     pub write_protect_faults: AtomicU64,
     pub deferred_faults: AtomicU64,
@@ -142,6 +146,7 @@ impl Counters {
         Stats {
             faults: get(&self.faults),
             swap_ins: get(&self.swap_ins),
+            swap_readahead: get(&self.swap_readahead),
             zero_faults: get(&self.zero_faults),
             write_protect_faults: get(&self.write_protect_faults),
             deferred_faults: get(&self.deferred_faults),

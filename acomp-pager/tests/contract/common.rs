@@ -38,6 +38,12 @@ pub fn pager(tier: Arc<Zswap>) -> Option<Pager> {
     build(Pager::builder(tier))
 }
 
+/// The pager over `tier`, with the defaults but fault-around: for tests that count a
+/// fault a page in a sweep.
+pub fn pager_without_around(tier: Arc<Zswap>) -> Option<Pager> {
+    build(Pager::builder(tier).fault_around(0))
+}
+
 /// Builds `b`. Where userfaultfd is refused: under `CI=true` the test fails with the
 /// error; elsewhere it prints `SKIPPED` and the caller returns.
 pub fn build(b: Builder) -> Option<Pager> {

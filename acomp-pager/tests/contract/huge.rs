@@ -35,7 +35,7 @@ fn anon_huge_kb(start: usize, end: usize) -> u64 {
 #[test]
 fn madv_hugepage_on_a_region_still_faults_4k_pages() {
     let _w = common::watchdog("huge pages", 300);
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(pager) = common::pager_without_around(common::tier()) else {
         return;
     };
     // 6 MiB: two whole 2 MiB-aligned ranges inside, wherever the mapping lands.

@@ -12,7 +12,7 @@ use crate::common::{self, Mem, page};
 #[test]
 fn syscalls_read_and_write_paged_out_pages() {
     let _w = common::watchdog("kernel accesses", 300);
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(pager) = common::pager_without_around(common::tier()) else {
         return;
     };
     const PAGES: usize = 8;
@@ -77,7 +77,7 @@ fn syscalls_read_and_write_paged_out_pages() {
 fn proc_mem_reads_of_a_paged_out_page_fail_with_eio() {
     use std::os::unix::fs::FileExt;
     let _w = common::watchdog("/proc/self/mem", 300);
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(pager) = common::pager_without_around(common::tier()) else {
         return;
     };
     let region = pager.region(2 * PAGE_SIZE).unwrap();

@@ -10,6 +10,7 @@ mod common;
 mod budget;
 mod clean;
 mod errors;
+mod fault_around;
 mod faults;
 mod fork;
 mod fork_drop;

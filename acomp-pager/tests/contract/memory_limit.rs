@@ -68,7 +68,7 @@ fn run(signal: bool) {
     // the low watermark (room for both), so few are; and only such a page's first write
     // faults.
     assert!(
-        before.clean_pages < ROOM as u64 / 2,
+        before.clean_pages < SLACK as u64,
         "{} clean copies kept under the limit: {before:?}",
         before.clean_pages
     );

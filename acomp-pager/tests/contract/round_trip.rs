@@ -19,7 +19,7 @@ fn kind(i: usize) -> u8 {
 #[test]
 fn pages_read_back_exact_from_threads_in_random_order() {
     let _w = common::watchdog("round trip", 300);
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(pager) = common::pager_without_around(common::tier()) else {
         return;
     };
     const PAGES: usize = 96;
@@ -98,7 +98,7 @@ fn pages_read_back_exact_from_threads_in_random_order() {
 #[test]
 fn write_at_and_read_at_cross_pages_and_fault_them_back() {
     let _w = common::watchdog("round_trip", 300);
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(pager) = common::pager_without_around(common::tier()) else {
         return;
     };
     let region = pager.region(4 * PAGE_SIZE).unwrap();
