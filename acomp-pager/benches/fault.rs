@@ -2,7 +2,8 @@
 //! maps its zero page), a pager region's fault on a page never written (the pager maps the
 //! zero page: the round trip through a handler thread and nothing else), and a pager
 //! region's swap-in (the same, plus the tier's load and the copy into place), lz4 and
-//! zstd; beside them `page_out`'s cost per page. Each iteration is one page's first
+//! zstd, each also served on the faulting thread (`Builder::signal_faults`); beside them
+//! `page_out`'s cost per page, and a sweep in order with fault-around off and on. Each iteration is one page's first
 //! access, timed over a run of `iters` pages in a fixed random order (the setup, mapping
 //! and paging out, is outside the timing).
 //!
@@ -182,12 +183,49 @@ fn sparse(c: &mut Criterion) {
     g.finish();
 }
 
+/// A sweep in order over pages out (`Builder::fault_around`'s case): each iteration one
+/// page, read in order, with fault-around off and on, on the handler threads and on the
+/// faulting thread.
+fn sweep(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sweep");
+    g.throughput(Throughput::Elements(1));
+    for (around, signal) in [(0, false), (16, false), (0, true), (16, true)] {
+        let tier = Arc::new(
+            acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4").unwrap())
+                .max_pool_bytes(4 << 30)
+                .build()
+                .unwrap(),
+        );
+        let p = Pager::builder(tier)
+            .fault_around(around)
+            .signal_faults(signal)
+            .build()
+            .expect("userfaultfd");
+        let name = format!(
+            "lz4_around_{around}{}",
+            if signal { "_signal" } else { "" }
+        );
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let pages = iters as usize;
+                let region = p.region(pages * PAGE_SIZE).unwrap();
+                fill(&region, pages);
+                region.page_out(0, pages * PAGE_SIZE).unwrap();
+                let in_order: Vec<usize> = (0..pages).collect();
+                touch(region.as_ptr(), &in_order)
+            })
+        });
+    }
+    g.finish();
+}
+
 fn main() {
     let mut c = Criterion::default()
         .configure_from_args()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     faults(&mut c);
+    sweep(&mut c);
     sparse(&mut c);
     c.final_summary();
 }
