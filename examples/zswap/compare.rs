@@ -447,4 +447,10 @@ pub struct Summary<'a> {
     /// Why a side of `--pager` has no rows, a line each; absent where none is missing.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub paging_unavailable: &'a [String],
+    /// `--under-budget`'s rows (`kind` `budget`); absent without it.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub budget: &'a [crate::budget::Row],
+    /// Why a side of `--under-budget` has no row, a line each; absent where none is missing.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub budget_unavailable: &'a [String],
 }

@@ -5,9 +5,15 @@
 //! (`patterns`, `cache`), lz4 with idle pages recompressed with zstd (`recomp`), the
 //! frontier plot (`plot`), how every table times its calls (`measure`), and `--pager`'s
 //! paging through acomp-pager beside the kernel's zram used as swap (`paging`, `pager`,
-//! `swap`, `pagingplot`). `main.rs` is the command line; `tests/` tests these modules.
+//! `swap`, `pagingplot`), and `--under-budget`'s records under a memory budget on both sides
+//! (`budget`, `budgetkernel` with its `cgroup`, `budgetplot`). `main.rs` is the command
+//! line; `tests/` tests these modules.
 
+pub mod budget;
+pub mod budgetkernel;
+pub mod budgetplot;
 pub mod cache;
+pub mod cgroup;
 pub mod compare;
 pub mod dict;
 pub mod lz4dict;

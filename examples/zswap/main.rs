@@ -10,6 +10,7 @@
 //! cargo run --release --example zswap -- --input vm.img   # or of any file
 //! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
 //! cargo run --release --example zswap -- --pid PID --dict   # with a trained dictionary
+//! cargo run --release --example zswap -- --pid PID --pager --vs-zram --under-budget 40,70
 //! ```
 //!
 //! `--pid` stores a running process's private memory instead, `--vs-zram` runs the kernel's
@@ -26,8 +27,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use acomp_pages::input::{self, Input};
 use acomp_pages::snapshot;
 use zswap_main::{
-    compare, dict, lz4dict, pager, paging, pagingplot, patterns, plot, recomp, report, swap,
-    tiered, units, workload, zram, zswap,
+    budget, budgetkernel, budgetplot, compare, dict, lz4dict, pager, paging, pagingplot, patterns,
+    plot, recomp, report, swap, tiered, units, workload, zram, zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -141,6 +142,32 @@ struct Args {
     /// `paging` in `--json`.
     #[arg(long)]
     pager: bool,
+    /// With `--pager`: the input's first 65,536 pages as records, read, hashed and checked
+    /// (one access in ten also writing) in a Zipf stream, under each of these memory
+    /// budgets (percent of the records' bytes, a list: `40,50,70`), on the pager's side
+    /// and with `--vs-zram` the kernel's (a memory cgroup with that limit swapping to zram
+    /// lz4; the pager then gets the memory the kernel used). A table of its own, `budget`
+    /// in `--json`, `PATH-budget.svg` with `--plot`.
+    #[arg(long, value_name = "PERCENTS", value_delimiter = ',', requires = "pager",
+          value_parser = clap::value_parser!(u8).range(1..=100))]
+    under_budget: Vec<u8>,
+    /// `--under-budget`'s Zipf exponents (a list: `0.99,0.8`), each run under each budget.
+    #[arg(long, value_name = "S", value_delimiter = ',', default_value = "0.99",
+          value_parser = parse_zipf)]
+    zipf: Vec<f64>,
+    /// The kernel side's child of `--under-budget` (run by the program itself).
+    #[arg(long = "budget-child", value_name = "SPEC", hide = true)]
+    budget_child: Option<String>,
+}
+
+/// A Zipf exponent: a finite number, at least 0.
+fn parse_zipf(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a Zipf exponent (a number, at least 0)"
+        )),
+    }
 }
 
 fn main() -> ExitCode {
@@ -149,6 +176,18 @@ fn main() -> ExitCode {
     // SAFETY: restores SIGPIPE's default disposition, before any other thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = Args::parse();
+    if let Some(spec) = &args.budget_child {
+        return match budgetkernel::child(spec) {
+            Ok(m) => {
+                println!("{}", serde_json::to_string(&m).expect("plain fields"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("zswap: the budget's kernel child: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
@@ -369,6 +408,17 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         Default::default()
     };
+    let (budget_points, budget_skipped) = if args.under_budget.is_empty() {
+        Default::default()
+    } else {
+        let opts = budget::Options {
+            percents: args.under_budget.clone(),
+            zipf: args.zipf.clone(),
+            seed: args.seed,
+            kernel: args.vs_zram,
+        };
+        budget::run(&input, &opts)
+    };
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
     recomp::print(&rows);
@@ -383,6 +433,11 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     paging::print(&paging_rows);
     for line in &paging_skipped {
+        println!("{line}");
+    }
+    let records = budget::records(&input).len() / acomp_zswap::PAGE_SIZE;
+    budget::print(&budget_points, records as u64);
+    for line in &budget_skipped {
         println!("{line}");
     }
     if let Some(path) = &args.plot {
@@ -412,7 +467,18 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             pagingplot::draw(&paging_rows, &title, &paging_path)?;
             println!("plot: {}", paging_path.display());
         }
+        if !budget_points.is_empty() {
+            let budget_path = budgetplot::path(path);
+            let title = format!(
+                "{}: {records} records under a budget, {} timed accesses; red: kernel, black: pager",
+                input.path.display(),
+                records * budget::TIMED_PER_RECORD
+            );
+            budgetplot::draw(&budget_points, &title, &budget_path)?;
+            println!("plot: {}", budget_path.display());
+        }
     }
+    let budget_rows: Vec<budget::Row> = budget_points.iter().map(budget::Point::row).collect();
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
@@ -421,6 +487,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             configurations: &rows,
             paging: &paging_rows,
             paging_unavailable: &paging_skipped,
+            budget: &budget_rows,
+            budget_unavailable: &budget_skipped,
         };
         let text = serde_json::to_string_pretty(&summary)?;
         std::fs::write(path, text + "\n")
@@ -430,11 +498,14 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .iter()
         .chain(&held_out_rows)
         .any(|r| r.verified_pages != r.pages)
-        || paging_rows.iter().any(|r| r.verified_pages != r.pages);
+        || paging_rows.iter().any(|r| r.verified_pages != r.pages)
+        || budget_rows.iter().any(|r| r.wrong_records != 0);
     Ok(if report.ok() && !table_failed && !tier_failed {
         ExitCode::SUCCESS
     } else {
-        eprintln!("zswap: some pages failed to come back as stored (see above)");
+        eprintln!(
+            "zswap: some pages failed to come back as stored, or records read wrong (see above)"
+        );
         ExitCode::FAILURE
     })
 }

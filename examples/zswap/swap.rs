@@ -104,6 +104,7 @@ pub fn on_ctrl_c() -> bool {
     }
     if INTERRUPTED.swap(true, SeqCst) {
         remove(active - 1, SWAPPED_ON.load(SeqCst));
+        crate::cgroup::remove_on_exit();
         std::process::exit(130);
     }
     eprintln!(
@@ -111,6 +112,11 @@ pub fn on_ctrl_c() -> bool {
         active - 1
     );
     true
+}
+
+/// Whether Ctrl-C asked the run to stop (the run then cleans up and ends the program).
+pub(crate) fn interrupted_now() -> bool {
+    INTERRUPTED.load(SeqCst)
 }
 
 fn interrupted() -> Result<(), String> {
@@ -145,13 +151,13 @@ fn swapoff(id: u32) {
 /// A zram device of our own used as swap: turned off, then reset and removed (the device's
 /// own drop) when dropped.
 #[derive(Debug)]
-struct SwapDevice {
+pub(crate) struct SwapDevice {
     dev: zram::Device,
 }
 
 impl SwapDevice {
     /// A new device with `algorithm`, room for `pages` pages, swapped on.
-    fn create(sysfs: &Path, algorithm: &str, pages: u64) -> Result<SwapDevice, String> {
+    pub(crate) fn create(sysfs: &Path, algorithm: &str, pages: u64) -> Result<SwapDevice, String> {
         let dev = SwapDevice {
             dev: zram::Device::create(sysfs)?,
         };
@@ -199,6 +205,11 @@ impl SwapDevice {
         Ok(dev)
     }
 
+    /// The device's number: `/dev/zramN`.
+    pub(crate) fn id(&self) -> u32 {
+        self.dev.id()
+    }
+
     fn read(&self, name: &str) -> Result<String, String> {
         self.dev.read(name)
     }
@@ -226,13 +237,13 @@ impl Drop for SwapDevice {
 /// A private anonymous mapping in 4 KiB pages (no transparent huge pages, as the pager's
 /// regions), unmapped when dropped.
 #[derive(Debug)]
-struct Anon {
+pub(crate) struct Anon {
     ptr: *mut u8,
     len: usize,
 }
 
 impl Anon {
-    fn new(len: usize) -> Result<Anon, String> {
+    pub(crate) fn new(len: usize) -> Result<Anon, String> {
         // SAFETY: a new private anonymous mapping: no address asked for, no file; the
         // result is checked against MAP_FAILED.
         let ptr = unsafe {
@@ -263,6 +274,11 @@ impl Anon {
             ));
         }
         Ok(anon)
+    }
+
+    /// The first byte.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr
     }
 
     /// `madvise(MADV_PAGEOUT)` over the whole mapping.

@@ -115,6 +115,7 @@ pub fn handle_ctrl_c() -> Result<(), ctrlc::Error> {
                 // A second Ctrl-C: clean up from here and go.
                 remove_device(active - 1);
             }
+            crate::cgroup::remove_on_exit();
             std::process::exit(130);
         }
         eprintln!("zram: interrupted; removing /dev/zram{}", active - 1);

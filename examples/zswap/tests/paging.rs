@@ -128,6 +128,8 @@ fn the_json_rows_have_the_issues_fields() {
         configurations: &[],
         paging: &rows,
         paging_unavailable: &skipped,
+        budget: &[],
+        budget_unavailable: &[],
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     let pager = &v["paging"][0];
@@ -167,6 +169,8 @@ fn the_json_rows_have_the_issues_fields() {
         configurations: &[],
         paging: &[],
         paging_unavailable: &[],
+        budget: &[],
+        budget_unavailable: &[],
     };
     let v: serde_json::Value = serde_json::to_value(&plain).unwrap();
     assert_eq!(

@@ -176,6 +176,8 @@ fn rows_against_lzo_rle_and_json() {
         configurations: &rows,
         paging: &[],
         paging_unavailable: &[],
+        budget: &[],
+        budget_unavailable: &[],
     })
     .unwrap();
     let first = &json["configurations"][0];
