@@ -201,10 +201,7 @@ fn sweep(c: &mut Criterion) {
             .signal_faults(signal)
             .build()
             .expect("userfaultfd");
-        let name = format!(
-            "lz4_around_{around}{}",
-            if signal { "_signal" } else { "" }
-        );
+        let name = format!("lz4_around_{around}{}", if signal { "_signal" } else { "" });
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let pages = iters as usize;

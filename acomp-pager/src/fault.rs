@@ -16,6 +16,17 @@ use crate::sys::{
     Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE,
 };
 
+/// How many times a fault whose mapping the kernel refuses with `EAGAIN` reads the
+/// pending events and tries again, before it gives up the page and lets the access fault
+/// again.
+const EAGAIN_TRIES: u32 = 64;
+
+thread_local! {
+    /// A handler thread's fault messages read while it waited on a remove event
+    /// ([`Shared::absorb_events`]), served before it reads the next.
+    static BACKLOG: std::cell::RefCell<Vec<Msg>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A page of zeros, the source of a write fault's first page.
 static ZEROS: Page = [0; PAGE_SIZE];
 
@@ -84,25 +95,14 @@ impl Shared {
                     self.spinning.store(false, Ordering::Release);
                 }
             }
-            let n = {
-                let _w = self.map_lock.write();
-                let n = match self.uffd.read(&mut msgs) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        log::error!("acomp-pager: reading the userfaultfd failed: {e}");
-                        0
-                    }
-                };
-                for m in &msgs[..n] {
-                    if m.event == UFFD_EVENT_REMOVE {
-                        let r = catch_unwind(AssertUnwindSafe(|| {
-                            self.removed(m.arg0 as usize, m.arg1 as usize)
-                        }));
-                        if r.is_err() {
-                            add(&self.counters.panics, 1);
-                        }
-                    }
-                }
+            let backlog = BACKLOG.with_borrow_mut(std::mem::take);
+            let n = if backlog.is_empty() {
+                self.read_events(&mut msgs)
+            } else {
+                // Faults read by this thread while it waited on a remove event.
+                let n = backlog.len().min(msgs.len());
+                msgs[..n].copy_from_slice(&backlog[..n]);
+                BACKLOG.with_borrow_mut(|b| b.extend_from_slice(&backlog[n..]));
                 n
             };
             if n == 0 {
@@ -162,6 +162,46 @@ impl Shared {
         match &self.reclaim {
             Some(r) if r.caps_memory() => self.counters.resident_pages() + r.slack() < r.limit(),
             _ => true,
+        }
+    }
+
+    /// Reads the pending messages into `msgs` and handles their remove events, under
+    /// `map_lock` held for writing: how many were read (0 when none is pending). Allocates
+    /// nothing (a thread serving its own fault in a SIGBUS handler calls it).
+    fn read_events(&self, msgs: &mut [Msg]) -> usize {
+        let _w = self.map_lock.write();
+        let n = match self.uffd.read(msgs) {
+            Ok(n) => n,
+            Err(e) => {
+                log::error!("acomp-pager: reading the userfaultfd failed: {e}");
+                0
+            }
+        };
+        for m in &msgs[..n] {
+            if m.event == UFFD_EVENT_REMOVE {
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    self.removed(m.arg0 as usize, m.arg1 as usize)
+                }));
+                if r.is_err() {
+                    add(&self.counters.panics, 1);
+                }
+            }
+        }
+        n
+    }
+
+    /// A mapping refused with `EAGAIN`: a remove event not read yet (the reclaimer's
+    /// `MADV_DONTNEED`, or the program's), which keeps every mapping out until it is read
+    /// and its `madvise` goes on. Rather than have the access fault again once a handler
+    /// thread has read it, this thread reads it, and keeps the faults it read beside it
+    /// for its handler loop (a handler thread's: a fault served in a SIGBUS handler reads
+    /// none, its userfaultfd raising no fault messages).
+    fn absorb_events(&self) {
+        let mut msgs = [Msg::default(); 16];
+        let n = self.read_events(&mut msgs);
+        let faults = msgs[..n].iter().filter(|m| m.event == UFFD_EVENT_PAGEFAULT);
+        if !self.signal {
+            BACKLOG.with_borrow_mut(|b| b.extend(faults));
         }
     }
 
@@ -314,7 +354,7 @@ impl Shared {
         };
         add(counter, 1);
         held.count(new);
-        let mapped = {
+        let map = |buf: &Page| {
             let _r = self.map_lock.read();
             // The faulting thread is woken by the mapping itself: it runs on while this one
             // releases the page (a fault on it meanwhile is deferred, and woken then).
@@ -330,6 +370,19 @@ impl Shared {
                 self.uffd.zeropage(addr, true)
             }
         };
+        let mut mapped = map(buf);
+        let mut tries = 0;
+        while !around
+            && tries < EAGAIN_TRIES
+            && mapped
+                .as_ref()
+                .is_err_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
+        {
+            self.absorb_events();
+            std::thread::yield_now();
+            mapped = map(buf);
+            tries += 1;
+        }
         match mapped.as_ref().map_err(|e| e.raw_os_error()) {
             Ok(()) => {}
             // Mapped already by another thread's message for the same page, served
@@ -474,22 +527,21 @@ impl Shared {
         if self.own_remove(start, end) {
             return;
         }
-        let regions: Vec<_> = self
-            .regions
-            .read()
+        // Under the list's read lock, allocating nothing: a thread serving its own fault in
+        // a SIGBUS handler reads events too.
+        let regions = self.regions.read();
+        for r in regions
             .iter()
             .filter(|r| r.addr() < end && start < r.addr() + r.len())
-            .cloned()
-            .collect();
-        for r in regions {
+        {
             let first = start.saturating_sub(r.addr()) / PAGE_SIZE;
             let last = ((end - r.addr()).min(r.len())).div_ceil(PAGE_SIZE);
-            for (a, b) in r.states.touched_runs(first, last) {
+            r.states.for_each_touched_run(first, last, |a, b| {
                 for p in a..b {
                     loop {
                         match r.states.acquire(p) {
                             Acquired::Held(s) => {
-                                self.drop_page(&r, p, s);
+                                self.drop_page(r, p, s);
                                 break;
                             }
                             // Its holder drops what it had when it releases it.
@@ -498,7 +550,7 @@ impl Shared {
                         }
                     }
                 }
-            }
+            });
         }
     }
 }

@@ -33,7 +33,8 @@
 //! - A region reads and writes as anonymous memory: whatever is paged out, each page reads
 //!   back the bytes last written to it, to the program's threads and to the kernel's own
 //!   accesses (`read(2)` into a region, `write(2)` from it: they fault and are served the
-//!   same way). A page never written reads as zeros and costs nothing (the zero page is
+//!   same way; with [`Builder::signal_faults`] the kernel's accesses to a page not in
+//!   memory fail with `EFAULT` instead, and change nothing). A page never written reads as zeros and costs nothing (the zero page is
 //!   mapped; nothing is stored), and so does a page of zeros paged out (dropped, stored
 //!   nowhere). The pager's own state for a region grows with the pages touched, not with
 //!   its length: a 1 TiB region with 64 pages touched costs under 8 MiB and is made, used
@@ -54,7 +55,10 @@
 //! - A page faulted back in by a read keeps its compressed copy in the tier as a clean
 //!   copy, and stays write-protected: paged out again before it is written, it costs no
 //!   compression. Its first write drops the copy (one write-protect fault). The tier drops
-//!   clean copies first when it reaches its budget (they are redundant).
+//!   clean copies first when it reaches its budget (they are redundant). Under a
+//!   [`Builder::memory_limit`], which counts the copies, a page keeps its copy only where
+//!   the limit has room for both; otherwise the fault takes the copy out of the tier and
+//!   maps the page writable (memory counted once, as zram frees a slot on swap-in).
 //! - The program's `madvise(MADV_DONTNEED)` or `MADV_REMOVE` over a region works as on
 //!   anonymous memory: the pages read as zeros after it, and their copies in the tier are
 //!   dropped (the pager registers for `UFFD_EVENT_REMOVE`), a call racing a page-out of
@@ -71,9 +75,14 @@
 //!   caught and counted ([`Stats::panics`]): the fault it was serving gets SIGBUS, the page
 //!   it held is released as it was (a page-out and the region's drop never wait on it),
 //!   and the thread goes on; a panic in the reclaimer is taken as a stall (below).
-//! - Faults are served by several threads ([`Builder::handler_threads`]); a fault on a page
-//!   that another thread holds (a page-out in progress) is deferred and retried when the
-//!   page is released, never waited on by a handler.
+//! - Faults are served by several threads ([`Builder::handler_threads`]), or on the
+//!   faulting thread itself in a SIGBUS handler ([`Builder::signal_faults`]: what it
+//!   costs is in its docs); a fault on a page that another thread holds (a page-out in
+//!   progress) is deferred and retried when the page is released, never waited on by a
+//!   handler thread (a faulting thread waits for it).
+//! - A fault on the page after a run of swap-ins in order brings in the pages out after
+//!   it too, up to [`Builder::fault_around`] (16 by default): a sweep takes one fault per
+//!   window; random accesses bring in nothing more ([`Stats::swap_readahead`]).
 //! - `fork`: regions are not inherited (`MADV_DONTFORK`, as RDMA buffers are): in a child
 //!   the range is unmapped, and touching it is SIGSEGV, never zeros in place of data.
 //!   Whatever a child does with the copies of its parent's handles changes nothing in the
@@ -114,23 +123,30 @@
 //!
 //! # Fault latency
 //!
-//! A fault is a round trip through a handler thread: the faulting thread sleeps in the
-//! kernel with its message queued, a handler reads it, loads the page from the tier and
-//! maps it with `UFFDIO_COPY`, which wakes the faulting thread. The kernel's own swap-in
-//! from zram makes no such trip, and on a virtual machine whose idle CPUs are slow to wake
-//! the trip alone costs about what the kernel's whole swap-in does: BENCHMARKS.md measures
-//! both and the floor under any user-space pager. A handler that served a fault spins for
-//! the next ([`Builder::handler_spin`]), which takes the wake-up of the handler off bursts
-//! of faults.
+//! By default a fault is a round trip through a handler thread: the faulting thread sleeps
+//! in the kernel with its message queued, a handler reads it, loads the page from the tier
+//! and maps it with `UFFDIO_COPY`, which wakes the faulting thread. The kernel's own
+//! swap-in from zram makes no such trip, and on a virtual machine whose idle CPUs are slow
+//! to wake the trip alone costs about what the kernel's whole swap-in does: BENCHMARKS.md
+//! measures both and the floor under any user-space pager. A handler that served a fault
+//! spins for the next ([`Builder::handler_spin`]), which takes the wake-up of the handler
+//! off bursts of faults. [`Builder::signal_faults`] takes the trip away: the faulting
+//! thread serves its own fault in a SIGBUS handler, at about half the cost (BENCHMARKS.md),
+//! for what its docs say it costs.
 //!
 //! # Cold pages
 //!
-//! With [`Builder::resident_limit`], a reclaim thread keeps the regions' resident pages
-//! under the limit, paging out the coldest (see `reclaim.rs`: an inactive and an active
-//! FIFO, with refault distances as the kernel's `mm/workingset.c`), since a userfaultfd
-//! sees no accessed bits. Faults that would take the regions past the limit by more than
-//! a sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in
-//! direct reclaim ([`Stats::throttled_faults`]). A victim the reclaimer cannot page out
+//! With [`Builder::resident_limit`] (the regions' pages) or [`Builder::memory_limit`] (the
+//! regions' pages and the tier's pool together, as a memory cgroup counts a task's memory),
+//! a reclaim thread keeps the regions' resident pages under the limit, paging out the
+//! coldest (see `reclaim.rs`: an inactive and an active FIFO, with refault distances as
+//! the kernel's `mm/workingset.c`), since a userfaultfd sees no accessed bits. It wakes a
+//! sixty-fourth under the limit and pages out to a thirty-second under it, as kswapd works
+//! between watermarks. Faults that would take the regions past the limit by more than a
+//! sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in direct
+//! reclaim ([`Stats::throttled_faults`]), and are served once it made room: the access
+//! faults once. The memory limit is held to that slack and a batch of 32 pages the
+//! reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
 //! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its
 //! list ([`Stats::reclaim_kept`]). When it can page nothing out while over the limit (a
 //! pool too small for the limit), the reclaimer stalls ([`Stats::reclaim_stalls`], one

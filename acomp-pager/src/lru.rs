@@ -12,6 +12,11 @@ use parking_lot::{Condvar, Mutex};
 use crate::error::Error;
 use crate::pages::{BATCH, RegionInner};
 
+/// The slack of a limit of `pages` resident pages: a sixteenth of it, at least 128 pages.
+fn slack_of(pages: u64) -> u64 {
+    (pages / 16).max(BATCH as u64 * 4)
+}
+
 /// The lowest limit, in pages: two batches.
 const MIN_PAGES: u64 = 2 * BATCH as u64;
 
@@ -93,11 +98,14 @@ impl Reclaim {
     }
 
     /// The resident pages allowed now: the resident limit, or what the memory limit leaves
-    /// beside the tier's pool as last read, whichever is lower; never under
+    /// beside the tier's pool as last read and the slack, whichever is lower; never under
     /// [`MIN_PAGES`] (a pool past the memory limit leaves the regions that much).
     pub(crate) fn limit(&self) -> u64 {
+        // The memory limit is hard: the resident pages it leaves beside the pool, less the
+        // slack faults get past the limit, so that they reach it and no more.
         let by_memory = self.memory_cap.map_or(u64::MAX, |m| {
-            m.saturating_sub(self.pool_pages.load(Ordering::Relaxed))
+            let room = m.saturating_sub(self.pool_pages.load(Ordering::Relaxed));
+            room.saturating_sub(slack_of(room))
         });
         self.resident_cap.min(by_memory).max(MIN_PAGES)
     }
@@ -117,7 +125,7 @@ impl Reclaim {
 
     /// How far past the limit faults go on before they wait for the reclaimer.
     pub(crate) fn slack(&self) -> u64 {
-        (self.limit() / 16).max(BATCH as u64 * 4)
+        slack_of(self.limit())
     }
 
     /// Page `p` of `region`, a victim that stays in memory (refused, locked, unreadable),

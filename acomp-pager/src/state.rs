@@ -88,11 +88,19 @@ impl States {
     /// as `[start, stop)` ranges in order, neighbours merged. A page outside them was never
     /// held before the walk read its run's bit.
     pub fn touched_runs(&self, first: usize, end: usize) -> Vec<(usize, usize)> {
-        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut runs = Vec::new();
+        self.for_each_touched_run(first, end, |a, b| runs.push((a, b)));
+        runs
+    }
+
+    /// [`States::touched_runs`] without allocating (for a fault served in a signal
+    /// handler): `f` called with each run, in order.
+    pub fn for_each_touched_run(&self, first: usize, end: usize, mut f: impl FnMut(usize, usize)) {
         if first >= end {
-            return runs;
+            return;
         }
         let (first_leaf, last_leaf) = (first / LEAF_PAGES, (end - 1) / LEAF_PAGES);
+        let mut open: Option<(usize, usize)> = None;
         let mut w = first_leaf / 64;
         while w <= last_leaf / 64 {
             let mut bits = self.touched[w].load(Ordering::SeqCst);
@@ -104,14 +112,21 @@ impl States {
                 }
                 let start = (leaf * LEAF_PAGES).max(first);
                 let stop = ((leaf + 1) * LEAF_PAGES).min(end);
-                match runs.last_mut() {
-                    Some(last) if last.1 == start => last.1 = stop,
-                    _ => runs.push((start, stop)),
+                match &mut open {
+                    Some(run) if run.1 == start => run.1 = stop,
+                    _ => {
+                        if let Some((a, b)) = open.take() {
+                            f(a, b);
+                        }
+                        open = Some((start, stop));
+                    }
                 }
             }
             w += 1;
         }
-        runs
+        if let Some((a, b)) = open {
+            f(a, b);
+        }
     }
 
     /// The number of pages.

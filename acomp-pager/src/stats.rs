@@ -10,13 +10,15 @@ use parking_lot::Mutex;
 #[non_exhaustive]
 pub struct Stats {
     /// Page faults served (missing and write-protect): each access that faulted counted
-    /// once, as `pgfault` counts them. A fault parked (`deferred_faults`,
-    /// `throttled_faults`) is counted when it faults again and is served.
+    /// once, as `pgfault` counts them. A fault deferred (`deferred_faults`) is counted when
+    /// it faults again and is served; one that waited for the reclaimer
+    /// (`throttled_faults`), when it is served.
     pub faults: u64,
     /// Faults on paged-out pages, served from the tier (`pswpin`).
     pub swap_ins: u64,
-    /// Of `swap_ins`: pages brought in by fault-around after a fault, a run of swap-ins in
-    /// order taking one fault for up to 17 pages (the kernel's `swap_ra`).
+    /// Of `swap_ins`: pages brought in by fault-around after a fault
+    /// ([`Builder::fault_around`](crate::Builder::fault_around)), not by a fault of their
+    /// own (the kernel's `swap_ra`).
     pub swap_readahead: u64,
     /// Faults on pages never written (or dropped by the program): the zero page, or a
     /// zeroed page for a write; the tier is not asked.
@@ -24,10 +26,12 @@ pub struct Stats {
     /// First writes to clean pages: the tier's copy is dropped and the page made writable.
     pub write_protect_faults: u64,
     /// Faults deferred because another thread held the page: woken when it is released,
-    /// they fault again.
+    /// they fault again (on the faulting thread, with `signal_faults`: it waits for the
+    /// release, then retries the access).
     pub deferred_faults: u64,
-    /// Faults parked for the reclaimer, the regions being past `resident_limit` and its
-    /// slack (a task waiting in direct reclaim): woken when it made room, they fault again.
+    /// Faults that waited for the reclaimer, the regions being past the limit and its
+    /// slack (a task waiting in direct reclaim): served once it made room (the access
+    /// faults once).
     pub throttled_faults: u64,
     /// Faults that could not be served (the tier's load failed: a device error, a corrupt
     /// page): the access got SIGBUS, as a failed swap read does.
