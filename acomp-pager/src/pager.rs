@@ -177,6 +177,7 @@ impl Builder {
             pending_len: AtomicUsize::new(0),
             own_removes: Mutex::new(Vec::new()),
             counters: Counters::new(handlers),
+            mover: crate::sys::Mover::new(crate::pages::BATCH),
             keep_clean: self.keep_clean,
             signal: self.signal_faults,
             fault_around: self.fault_around,

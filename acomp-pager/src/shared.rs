@@ -13,7 +13,7 @@ use crate::lru::Reclaim;
 use crate::pages::{BATCH, RegionInner, key};
 use crate::state::{CLEAN, OUT, UNTOUCHED};
 use crate::stats::{Counters, add};
-use crate::sys::{EventFd, Uffd};
+use crate::sys::{EventFd, Mover, Uffd};
 
 /// What the handles ([`Pager`](crate::Pager), [`Region`](crate::Region)) share: dropping
 /// the last stops the threads.
@@ -101,6 +101,9 @@ pub(crate) struct Shared {
     /// often each page was covered by a remove event meanwhile (see [`Shared::drop_pages`]).
     pub(crate) own_removes: Mutex<Vec<OwnRemove>>,
     pub(crate) counters: Counters,
+    /// Drops a page-out's pages without a remove event, where the kernel can
+    /// (`sys/mover.rs`).
+    pub(crate) mover: Option<Mover>,
     pub(crate) keep_clean: bool,
     /// Faults raise SIGBUS in the faulting thread and are served there
     /// ([`Builder::signal_faults`](crate::Builder::signal_faults)).
@@ -202,26 +205,48 @@ impl Shared {
         }
     }
 
-    /// `MADV_DONTNEED` over `[offset, offset + len)` (at most [`BATCH`] pages, all held by
-    /// the caller) of `region` by the pager itself. The error is the kernel's (`EINVAL` for
-    /// locked pages, `mlock`): some of the range may have been dropped before the mapping
-    /// that refused.
+    /// Drops `[offset, offset + len)` (at most [`BATCH`] pages, all held by the caller) of
+    /// `region` from memory: moved out and freed without a remove event where the kernel
+    /// can ([`Mover`]), by `MADV_DONTNEED` for the rest. The error is the kernel's (`EINVAL`
+    /// for locked pages, `mlock`): some of the range may have been dropped before the
+    /// mapping that refused.
     ///
-    /// The kernel raises a remove event for each mapping (VMA) the range crosses, and the
-    /// events of one call tile the range, each page once; they come to the handler threads
-    /// like the program's own. So the range is registered as the pager's while the call
-    /// runs, and the handler counts, page by page, the events inside it
-    /// ([`Shared::own_remove`]): a page covered twice was also covered by a `MADV_DONTNEED`
-    /// of the program's, and is marked dropped ([`crate::state::ZAPPED`]), to read as
-    /// zeros, as it would had the program's call come after the page-out.
+    /// A move raises no event; a program's `MADV_DONTNEED` racing it marks the held pages
+    /// dropped (its remove event), whether the move took them first or found them gone.
+    ///
+    /// By `MADV_DONTNEED`, the kernel raises a remove event for each mapping (VMA) the
+    /// range crosses, and the events of one call tile the range, each page once; they come
+    /// to the handler threads like the program's own. So the range is registered as the
+    /// pager's while the call runs, and the handler counts, page by page, the events inside
+    /// it ([`Shared::own_remove`]): a page covered twice was also covered by a
+    /// `MADV_DONTNEED` of the program's, and is marked dropped ([`crate::state::ZAPPED`]),
+    /// to read as zeros, as it would had the program's call come after the page-out.
     pub(crate) fn drop_pages(
         &self,
         region: &RegionInner,
         offset: usize,
         len: usize,
     ) -> std::io::Result<()> {
+        assert!(len / PAGE_SIZE <= BATCH && len % PAGE_SIZE == 0);
+        let moved = match &self.mover {
+            Some(m) => m.drop(region.addr() + offset, len).0,
+            None => 0,
+        };
+        if moved == len {
+            return Ok(());
+        }
+        self.advise_dontneed(region, offset + moved, len - moved)
+    }
+
+    /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself, its
+    /// remove events counted page by page (see [`Shared::drop_pages`]).
+    fn advise_dontneed(
+        &self,
+        region: &RegionInner,
+        offset: usize,
+        len: usize,
+    ) -> std::io::Result<()> {
         let pages = len / PAGE_SIZE;
-        assert!(pages <= BATCH && len % PAGE_SIZE == 0);
         let start = region.addr() + offset;
         self.own_removes.lock().push(OwnRemove {
             start,

@@ -1,18 +1,20 @@
 //! Every `unsafe` block of the crate: the userfaultfd ioctls, the mappings, and the copies
 //! in and out of a region's pages. `sys/uffd.rs`: the userfaultfd (after the kernel's uapi
 //! `linux/userfaultfd.h`); `sys/mapping.rs`: a region's mapping; `sys/zeroed.rs`: arrays of
-//! atomics resident only where written; `sys/signal.rs`: the SIGBUS handler of faults served
+//! atomics resident only where written; `sys/mover.rs`: dropping pages without a remove event; `sys/signal.rs`: the SIGBUS handler of faults served
 //! on the faulting thread, and a futex; here: the eventfd and
 //! `poll` the handler threads wait in.
 
 #![allow(unsafe_code)]
 
 mod mapping;
+mod mover;
 mod signal;
 mod uffd;
 mod zeroed;
 
 pub use mapping::{Mapping, Pte};
+pub use mover::Mover;
 pub use signal::{WRITE_KNOWN, futex_wait, futex_wake, install as install_sigbus_handler};
 pub use uffd::{
     Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP,

@@ -12,7 +12,10 @@
 //!   in a memory cgroup limited to the budget's percent of the records' bytes, swapping to
 //!   a zram lz4 device. Run first: its measured memory is the pager's.
 //! - **pager** ([`pager_side`]): a region of acomp-pager over an lz4 tier in this process,
-//!   sized by [`pager_for`] to that memory.
+//!   its `memory_limit` (resident pages and the tier's pool together) that memory
+//!   ([`pager_for`]), faults served by the handler threads (the default); then
+//!   **pager-signal**, the same with faults served on the faulting thread
+//!   (`Builder::signal_faults`).
 //!
 //! A row per side and combination ([`Row`]: `--json`'s `budget` array), a table
 //! ([`print`]), and with `--plot` a plot (`crate::budgetplot`).
@@ -32,6 +35,9 @@ use crate::paging;
 pub const KIND: &str = "budget";
 /// `side` of the pager's rows.
 pub const SIDE_PAGER: &str = "pager";
+/// `side` of the pager's rows with its faults served on the faulting thread
+/// (`Builder::signal_faults`).
+pub const SIDE_PAGER_SIGNAL: &str = "pager-signal";
 /// `side` of the kernel's rows.
 pub const SIDE_KERNEL: &str = "kernel";
 
@@ -47,8 +53,6 @@ pub const WRITE_EVERY: u64 = 10;
 pub const COUNTER_OFFSET: usize = 0;
 /// The tier's algorithm on the pager's side, and the zram device's on the kernel's.
 pub const ALGORITHM: &str = "lz4";
-/// The pager's least resident limit (`Builder::resident_limit` refuses fewer pages).
-pub const MIN_RESIDENT_PAGES: u64 = 64;
 
 /// Whether access `n` (counted from 0 over the warm-up and then the timed stream) writes:
 /// the tenth, twentieth... (`n % 10 == 9`).
@@ -199,7 +203,7 @@ pub struct Measured {
     pub resident_bytes: u64,
     /// zram's `mm_stat` `mem_used_total`, or the tier's `pool_total_size`.
     pub store_bytes: u64,
-    /// The kernel's cgroup limit, or the pager's resident limit.
+    /// The kernel's cgroup limit, or the pager's memory limit.
     pub limit_bytes: u64,
     /// Over the timed stream: the child's major faults (`ru_majflt`), or the pager's
     /// `Stats::swap_ins`.
@@ -217,7 +221,7 @@ pub struct Measured {
 pub struct Row {
     /// [`KIND`].
     pub kind: &'static str,
-    /// [`SIDE_PAGER`] or [`SIDE_KERNEL`].
+    /// [`SIDE_PAGER`], [`SIDE_PAGER_SIGNAL`] or [`SIDE_KERNEL`].
     pub side: &'static str,
     /// The budget: the kernel's cgroup limit, in percent of the records' bytes.
     pub budget_percent: u8,
@@ -249,7 +253,7 @@ pub struct Spec {
 /// A side's result for a [`Spec`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
-    /// [`SIDE_PAGER`] or [`SIDE_KERNEL`].
+    /// [`SIDE_PAGER`], [`SIDE_PAGER_SIGNAL`] or [`SIDE_KERNEL`].
     pub side: &'static str,
     /// What it ran.
     pub spec: Spec,
@@ -281,40 +285,18 @@ pub fn limit_bytes(records: u64, percent: u8) -> u64 {
     records * u64::from(percent) / 100 * PAGE_SIZE as u64
 }
 
-/// The pager's resident limit, in bytes, for its regions' pages and the tier's pool of
-/// the rest to take `memory_bytes`: `R` resident of `records` and the others at
-/// `pool_bytes_per_page` each, `R × 4096 + (records − R) × pool_bytes_per_page =
-/// memory_bytes`, `R` rounded down and kept within [`MIN_RESIDENT_PAGES`] and `records`
-/// (all of them where a paged-out page would cost a page or more).
-pub fn resident_limit(memory_bytes: u64, records: u64, pool_bytes_per_page: f64) -> u64 {
-    let page = PAGE_SIZE as f64;
-    let pages = if pool_bytes_per_page >= page {
-        records
-    } else {
-        let r = (memory_bytes as f64 - records as f64 * pool_bytes_per_page)
-            / (page - pool_bytes_per_page);
-        r.max(0.0).floor() as u64
-    };
-    pages.min(records).max(MIN_RESIDENT_PAGES) * PAGE_SIZE as u64
-}
-
-/// The pager over `tier` for `records` records in `memory_bytes` (resident pages and the
-/// pool together), the pool estimated at `pool_bytes_per_page` for each page paged out:
-/// the resident limit of [`resident_limit`], and no clean copies kept (a page faulted in
-/// leaves the pool, so the pool holds just the pages out).
+/// The pager over `tier` for records in `memory_bytes`, resident pages and the pool
+/// together: `Builder::memory_limit` (a page faulted in gives up its copy in the pool
+/// unless the limit has room for both), its faults served on the faulting thread with
+/// `signal` (`Builder::signal_faults`), the rest the defaults.
 ///
 /// # Errors
 ///
 /// The pager's, as a line.
-pub fn pager_for(
-    tier: Arc<Zswap>,
-    memory_bytes: u64,
-    records: u64,
-    pool_bytes_per_page: f64,
-) -> Result<Pager, String> {
+pub fn pager_for(tier: Arc<Zswap>, memory_bytes: u64, signal: bool) -> Result<Pager, String> {
     Pager::builder(tier)
-        .resident_limit(resident_limit(memory_bytes, records, pool_bytes_per_page))
-        .keep_clean_copies(false)
+        .memory_limit(memory_bytes)
+        .signal_faults(signal)
         .build()
         .map_err(|e| format!("the pager: {e}"))
 }
@@ -326,24 +308,6 @@ fn tier(pages: u64) -> Result<Zswap, String> {
         .max_pool_bytes(crate::pager::budget(pages))
         .build()
         .map_err(|e| format!("the tier: {e}"))
-}
-
-/// The pool bytes per page of `records` (a whole number of pages) stored once in a scratch
-/// tier of [`ALGORITHM`]: [`pager_for`]'s estimate.
-///
-/// # Errors
-///
-/// The tier not built, or a page refused.
-pub fn pool_bytes_per_page(records: &[u8]) -> Result<f64, String> {
-    let n = records.len() / PAGE_SIZE;
-    let scratch = tier(n as u64)?;
-    for (i, page) in records.chunks_exact(PAGE_SIZE).enumerate() {
-        let page: &acomp_zswap::Page = page.try_into().expect("a page");
-        scratch
-            .store(i as u64, page)
-            .map_err(|e| format!("the scratch tier refused page {i}: {e}"))?;
-    }
-    Ok(scratch.stats().pool_total_size as f64 / n.max(1) as f64)
 }
 
 /// The pager's side of `spec` for `records` (a whole number of pages) in `memory_bytes`:
@@ -358,12 +322,12 @@ pub fn pager_side(
     records: &[u8],
     spec: &Spec,
     memory_bytes: u64,
-    pool_bytes_per_page: f64,
+    signal: bool,
 ) -> Result<Measured, String> {
     let n = records.len() / PAGE_SIZE;
     let stream = stream(n, spec.zipf, spec.seed);
     let tier = Arc::new(tier(n as u64)?);
-    let pager = pager_for(tier.clone(), memory_bytes, n as u64, pool_bytes_per_page)?;
+    let pager = pager_for(tier.clone(), memory_bytes, signal)?;
     let region = pager
         .region(n * PAGE_SIZE)
         .map_err(|e| format!("a region of {n} pages: {e}"))?;
@@ -380,6 +344,9 @@ pub fn pager_side(
     wrong += recs.run(&stream.timed, stream.warm_up.len() as u64);
     let time = start.elapsed();
     let after = pager.stats();
+    if std::env::var("BUDGET_DEBUG").is_ok() {
+        eprintln!("DEBUG signal={signal} {:?} tier={:?}", after, tier.stats());
+    }
     let resident = after.resident_pages * PAGE_SIZE as u64;
     let pool = tier.stats().pool_total_size;
     drop(region);
@@ -388,7 +355,7 @@ pub fn pager_side(
         memory_bytes: resident + pool,
         resident_bytes: resident,
         store_bytes: pool,
-        limit_bytes: resident_limit(memory_bytes, n as u64, pool_bytes_per_page),
+        limit_bytes: memory_bytes,
         swap_ins: after.swap_ins - before.swap_ins,
         faults: after.faults - before.faults,
         wrong_records: wrong,
@@ -421,18 +388,8 @@ pub fn run(input: &Input, opts: &Options) -> (Vec<Point>, Vec<String>) {
     let records = records(input);
     let n = (records.len() / PAGE_SIZE) as u64;
     let (mut points, mut skipped) = (Vec::new(), Vec::new());
-    let per_page = match pool_bytes_per_page(records) {
-        Ok(c) => c,
-        Err(e) => {
-            skipped.push(paging::skip_line("budget", &e));
-            return (points, skipped);
-        }
-    };
     println!();
-    println!(
-        "under a budget: {n} records, the pool estimated at {per_page:.0} bytes per page \
-         paged out (lz4, stored once in a scratch tier)"
-    );
+    println!("under a budget: {n} records");
     let kernel = if opts.kernel {
         match crate::budgetkernel::Kernel::new(records) {
             Ok(k) => Some(k),
@@ -478,13 +435,17 @@ pub fn run(input: &Input, opts: &Options) -> (Vec<Point>, Vec<String>) {
                 println!("  pager {label}: no kernel figure to match: {b} bytes, the budget's");
                 b
             });
-            match pager_side(records, &spec, memory, per_page) {
-                Ok(m) => points.push(Point {
-                    side: SIDE_PAGER,
-                    spec,
-                    measured: m,
-                }),
-                Err(why) => skipped.push(paging::skip_line(&format!("budget pager {label}"), &why)),
+            for (side, signal) in [(SIDE_PAGER, false), (SIDE_PAGER_SIGNAL, true)] {
+                match pager_side(records, &spec, memory, signal) {
+                    Ok(m) => points.push(Point {
+                        side,
+                        spec,
+                        measured: m,
+                    }),
+                    Err(why) => {
+                        skipped.push(paging::skip_line(&format!("budget {side} {label}"), &why))
+                    }
+                }
             }
         }
     }
@@ -496,7 +457,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The pager's ops/s and memory over the kernel's of the same budget and exponent; `None`
 /// for a kernel's point or without one beside it.
 pub fn ratios(points: &[Point], p: &Point) -> Option<(f64, f64)> {
-    if p.side != SIDE_PAGER {
+    if p.side == SIDE_KERNEL {
         return None;
     }
     let k = points
@@ -523,7 +484,7 @@ pub fn print(points: &[Point], records: u64) {
         records * TIMED_PER_RECORD as u64
     );
     println!(
-        "  {:<6} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "  {:<12} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
         "side",
         "budget",
         "zipf",
@@ -536,7 +497,7 @@ pub fn print(points: &[Point], records: u64) {
         "memory"
     );
     println!(
-        "  {:<6} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "  {:<12} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
         "", "", "", "", "MiB", "", "", "", "/kernel", "/kernel"
     );
     for p in points {
@@ -546,7 +507,7 @@ pub fn print(points: &[Point], records: u64) {
             None => (String::new(), String::new()),
         };
         println!(
-            "  {:<6} {:>5}% {:>5} {:>10.0} {:>8.1} {:>9} {:>9} {:>6} {:>8} {:>8}",
+            "  {:<12} {:>5}% {:>5} {:>10.0} {:>8.1} {:>9} {:>9} {:>6} {:>8} {:>8}",
             p.side,
             p.spec.budget_percent,
             p.spec.zipf,

@@ -1,6 +1,7 @@
 //! `--under-budget --plot PATH.svg`: the budget's points drawn to a file of their own beside
 //! the plot, [`path`] (`frontier.svg` → `frontier-budget.svg`): ops/s against memory (MiB),
-//! a point per side per budget and exponent (the pager's black, the kernel's red, as in
+//! a point per side per budget and exponent (the pager's black, open with its faults on the
+//! faulting thread; the kernel's red, as in
 //! `crate::pagingplot`), the two points of a budget and exponent joined by a grey line and
 //! labelled `40% s=0.99`.
 
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::budget::{Point, SIDE_KERNEL};
+use crate::budget::{Point, SIDE_KERNEL, SIDE_PAGER_SIGNAL};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -70,11 +71,17 @@ pub fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
     }
     for p in points {
         let colour = if p.side == SIDE_KERNEL { RED } else { BLACK };
+        // The pager with faults on the faulting thread: an open circle.
+        let style = if p.side == SIDE_PAGER_SIGNAL {
+            colour.stroke_width(2)
+        } else {
+            colour.filled()
+        };
         let text = format!("{} {}", p.side, label(p));
         chart
             .draw_series(std::iter::once(
                 EmptyElement::at(at(p))
-                    + Circle::new((0, 0), 4, colour.filled())
+                    + Circle::new((0, 0), 4, style)
                     + Text::new(text, (6, -12), ("sans-serif", 11).into_font()),
             ))
             .map_err(|e| err(&e))?;

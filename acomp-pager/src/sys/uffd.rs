@@ -29,6 +29,7 @@ const UFFDIO_COPY: u64 = iowr(0x03, 40);
 const UFFDIO_ZEROPAGE: u64 = iowr(0x04, 32);
 const UFFDIO_WRITEPROTECT: u64 = iowr(0x06, 24);
 const UFFDIO_POISON: u64 = iowr(0x08, 32);
+const UFFDIO_MOVE: u64 = iowr(0x05, 40);
 /// `/dev/userfaultfd`'s one ioctl: a new userfaultfd, as the syscall makes (Linux 6.1).
 const USERFAULTFD_IOC_NEW: u64 = 0xAA00;
 
@@ -37,6 +38,7 @@ const UFFD_FEATURE_EVENT_REMOVE: u64 = 1 << 3;
 const UFFD_FEATURE_SIGBUS: u64 = 1 << 7;
 const UFFD_FEATURE_THREAD_ID: u64 = 1 << 8;
 const UFFD_FEATURE_POISON: u64 = 1 << 14;
+const UFFD_FEATURE_MOVE: u64 = 1 << 16;
 /// The features the pager needs: write-protect faults (page-out racing writers, clean
 /// copies), remove events (the program's `MADV_DONTNEED`/`MADV_REMOVE`), thread ids (in
 /// messages), poison (a fault that cannot be served is SIGBUS, not a hang).
@@ -56,6 +58,8 @@ const UFFDIO_COPY_MODE_WP: u64 = 2;
 const UFFDIO_ZEROPAGE_MODE_DONTWAKE: u64 = 1;
 const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1;
 const UFFDIO_WRITEPROTECT_MODE_DONTWAKE: u64 = 2;
+const UFFDIO_MOVE_MODE_DONTWAKE: u64 = 1;
+const UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES: u64 = 2;
 
 /// The event of a page fault.
 pub const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
@@ -112,6 +116,16 @@ struct UffdioZeropage {
 struct UffdioWriteprotect {
     range: UffdioRange,
     mode: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct UffdioMove {
+    dst: u64,
+    src: u64,
+    len: u64,
+    mode: u64,
+    moved: i64,
 }
 
 #[repr(C)]
@@ -184,6 +198,32 @@ impl Uffd {
     pub fn open(sigbus: bool) -> Result<Uffd, Error> {
         let flags =
             libc::O_CLOEXEC | libc::O_NONBLOCK | if sigbus { UFFD_USER_MODE_ONLY } else { 0 };
+        let features = FEATURES | if sigbus { UFFD_FEATURE_SIGBUS } else { 0 };
+        Uffd::open_with(flags, features).map_err(|(source, api)| {
+            if api {
+                Error::Unavailable {
+                    why: "userfaultfd lacks a feature the pager needs (write-protect on \
+                          anonymous memory, remove events, poison: Linux 6.6+ on x86_64 or \
+                          arm64)",
+                    source,
+                }
+            } else {
+                refused(source)
+            }
+        })
+    }
+
+    /// A second userfaultfd for moving pages out of the regions (`UFFDIO_MOVE`, Linux 6.8)
+    /// into a scratch mapping registered with it alone: it asks for no events, so that
+    /// freeing pages there raises none. `None` where the kernel has no `UFFDIO_MOVE`.
+    pub fn open_mover() -> Option<Uffd> {
+        let flags = libc::O_CLOEXEC | libc::O_NONBLOCK | UFFD_USER_MODE_ONLY;
+        Uffd::open_with(flags, UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_MOVE).ok()
+    }
+
+    /// A userfaultfd opened with `flags` and the API agreed with `features`; the error, and
+    /// whether it was the API's.
+    fn open_with(flags: libc::c_int, features: u64) -> Result<Uffd, (io::Error, bool)> {
         // SAFETY: userfaultfd(2) takes one integer of flags and returns a new descriptor or -1.
         let rc = unsafe { libc::syscall(libc::SYS_userfaultfd, flags) };
         let fd = if rc >= 0 {
@@ -194,12 +234,12 @@ impl Uffd {
                 .read(true)
                 .write(true)
                 .open("/dev/userfaultfd")
-                .map_err(|_| refused(syscall_err))?;
+                .map_err(|_| (syscall_err, false))?;
             // SAFETY: USERFAULTFD_IOC_NEW takes the flags by value and returns a new
             // descriptor or -1; `dev` is open for the call.
             let rc = unsafe { libc::ioctl(dev.as_raw_fd(), USERFAULTFD_IOC_NEW as _, flags) };
             if rc < 0 {
-                return Err(refused(io::Error::last_os_error()));
+                return Err((io::Error::last_os_error(), false));
             }
             rc
         };
@@ -207,15 +247,30 @@ impl Uffd {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut api = UffdioApi {
             api: UFFD_API,
-            features: FEATURES | if sigbus { UFFD_FEATURE_SIGBUS } else { 0 },
+            features,
             ioctls: 0,
         };
-        ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|source| Error::Unavailable {
-            why: "userfaultfd lacks a feature the pager needs (write-protect on anonymous \
-                  memory, remove events, poison: Linux 6.6+ on x86_64 or arm64)",
-            source,
-        })?;
+        ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|e| (e, true))?;
         Ok(Uffd { fd })
+    }
+
+    /// Moves the pages of `[src, src + len)` to `[dst, dst + len)` (registered with this
+    /// userfaultfd, its page table entries empty), skipping pages not mapped at `src`:
+    /// how many bytes from the start were moved or skipped, and the error that stopped it
+    /// short (`EBUSY`: a page pinned or shared; `EINVAL`: mappings that differ, the
+    /// program's `mprotect` or `mlock`; `EAGAIN`: a page changing meanwhile).
+    pub fn move_pages(&self, dst: usize, src: usize, len: usize) -> (usize, Option<io::Error>) {
+        let mut mv = UffdioMove {
+            dst: dst as u64,
+            src: src as u64,
+            len: len as u64,
+            mode: UFFDIO_MOVE_MODE_DONTWAKE | UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES,
+            moved: 0,
+        };
+        match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {
+            Ok(()) => (len, None),
+            Err(e) => (mv.moved.max(0) as usize, Some(e)),
+        }
     }
 
     /// Registers `[start, start + len)` for missing and write-protect faults.

@@ -212,29 +212,7 @@ fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
 }
 
 #[test]
-fn the_pagers_resident_limit_leaves_room_for_the_pool() {
-    let mib = 1u64 << 20;
-    // 256 MiB of records in 100 MiB at 1024 pool bytes a page out:
-    // 12288 × 4096 + 53248 × 1024 = 104857600.
-    assert_eq!(
-        budget::resident_limit(100 * mib, 65_536, 1024.0),
-        12_288 * 4096
-    );
-    // Rounded down to a page: 1 byte less is a page less.
-    assert_eq!(
-        budget::resident_limit(100 * mib - 1, 65_536, 1024.0),
-        12_287 * 4096
-    );
-    // Room for every record: all of them, no more.
-    assert_eq!(
-        budget::resident_limit(300 * mib, 65_536, 1024.0),
-        65_536 * 4096
-    );
-    // Less than the pool alone: the pager's least limit.
-    assert_eq!(budget::resident_limit(mib, 65_536, 1024.0), 64 * 4096);
-    // Pages that do not compress: paging out saves nothing, all stay.
-    assert_eq!(budget::resident_limit(mib, 1000, 4096.0), 1000 * 4096);
-    assert_eq!(budget::resident_limit(mib, 1000, 5000.0), 1000 * 4096);
+fn the_kernels_limit_is_the_budgets_percent_of_the_records_in_pages() {
     // The kernel's limit: 40% of 65536 pages is 26214.4, down to 26214 pages.
     assert_eq!(budget::limit_bytes(65_536, 40), 26_214 * 4096);
     assert_eq!(budget::limit_bytes(65_536, 100), 65_536 * 4096);
@@ -348,19 +326,19 @@ fn the_pager_side_reads_every_record_right_under_half_their_bytes() {
     }
     let n = 512;
     let data = pages(n);
-    let per_page = budget::pool_bytes_per_page(&data).unwrap();
-    assert!(per_page > 0.0 && per_page < 4096.0, "{per_page}");
     let memory = budget::limit_bytes(n as u64, 50);
     let spec = Spec {
         budget_percent: 50,
         zipf: 0.99,
         seed: 3,
     };
-    let m = budget::pager_side(&data, &spec, memory, per_page).unwrap();
-    assert_eq!(m.wrong_records, 0);
-    assert!(m.swap_ins > 0, "{m:?}");
-    assert!(m.faults >= m.swap_ins, "{m:?}");
-    assert!(m.limit_bytes < (n * PAGE_SIZE) as u64, "{m:?}");
-    assert_eq!(m.memory_bytes, m.resident_bytes + m.store_bytes);
-    assert!(m.ops_per_s > 0.0);
+    for signal in [false, true] {
+        let m = budget::pager_side(&data, &spec, memory, signal).unwrap();
+        assert_eq!(m.wrong_records, 0);
+        assert!(m.swap_ins > 0, "{m:?}");
+        assert!(m.faults >= m.swap_ins, "{m:?}");
+        assert_eq!(m.limit_bytes, memory, "{m:?}");
+        assert_eq!(m.memory_bytes, m.resident_bytes + m.store_bytes);
+        assert!(m.ops_per_s > 0.0);
+    }
 }

@@ -1,0 +1,87 @@
+//! Dropping a region's pages without a remove event. The regions' userfaultfd raises
+//! `UFFD_EVENT_REMOVE` for every `MADV_DONTNEED` over them, the pager's own included, and
+//! until a handler thread has read it the kernel refuses every mapping into the regions
+//! (`EAGAIN`: faults wait) and the `madvise` waits too. So a page-out moves the pages it
+//! drops (`UFFDIO_MOVE`, Linux 6.8: page table entries moved, nothing copied) into a
+//! scratch mapping registered with a second userfaultfd that asks for no events, and
+//! frees them there with `MADV_DONTNEED`, which raises none. Where a move is refused (a
+//! page pinned, the program's `mprotect` or `mlock` on part of a region) or the kernel
+//! has no `UFFDIO_MOVE`, the caller drops the rest with `MADV_DONTNEED` as before.
+
+use std::io;
+
+use acomp_zswap::PAGE_SIZE;
+use parking_lot::Mutex;
+
+use super::{Mapping, Uffd};
+
+/// The second userfaultfd and its scratch mappings, each as long as the longest run moved.
+#[derive(Debug)]
+pub struct Mover {
+    uffd: Uffd,
+    /// Scratch mappings not in use, empty.
+    free: Mutex<Vec<Mapping>>,
+    /// Pages of each scratch mapping.
+    pages: usize,
+}
+
+impl Mover {
+    /// A mover for runs of at most `pages` pages; `None` where the kernel has no
+    /// `UFFDIO_MOVE`.
+    pub fn new(pages: usize) -> Option<Mover> {
+        let uffd = Uffd::open_mover()?;
+        let mover = Mover {
+            uffd,
+            free: Mutex::new(Vec::new()),
+            pages,
+        };
+        // One scratch mapping made now: a kernel that refuses to register one has no mover.
+        let first = mover.scratch().ok()?;
+        mover.free.lock().push(first);
+        Some(mover)
+    }
+
+    /// A new scratch mapping, registered as a region is (missing and write-protect faults),
+    /// so that its protection matches a region's, which the kernel's move requires.
+    fn scratch(&self) -> io::Result<Mapping> {
+        let map = Mapping::new(self.pages * PAGE_SIZE)?;
+        self.uffd.register(map.addr(), self.pages * PAGE_SIZE)?;
+        Ok(map)
+    }
+
+    /// Drops the pages of `[addr, addr + len)` (page-aligned, at most the mover's run):
+    /// how many bytes from the start left the region (moved and freed, or not mapped),
+    /// and why the rest did not.
+    pub fn drop(&self, addr: usize, len: usize) -> (usize, Option<io::Error>) {
+        assert!(len <= self.pages * PAGE_SIZE && len % PAGE_SIZE == 0);
+        let taken = self.free.lock().pop();
+        let scratch = match taken {
+            Some(s) => s,
+            None => match self.scratch() {
+                Ok(s) => s,
+                Err(e) => return (0, Some(e)),
+            },
+        };
+        let (mut done, mut err) = self.uffd.move_pages(scratch.addr(), addr, len);
+        // A page changing under the move (`EAGAIN`): once more for the rest.
+        if err
+            .as_ref()
+            .is_some_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
+        {
+            let (more, again) =
+                self.uffd
+                    .move_pages(scratch.addr() + done, addr + done, len - done);
+            done += more;
+            err = again;
+        }
+        if done > 0 {
+            // Registered with the mover's userfaultfd, which asks for no events: no remove
+            // event, no wait. A failure leaves the mapping out of the pool.
+            if scratch.advise(0, done, libc::MADV_DONTNEED).is_err() {
+                return (done, err);
+            }
+        }
+        self.free.lock().push(scratch);
+        (done, err)
+    }
+}
