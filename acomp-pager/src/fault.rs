@@ -156,11 +156,15 @@ impl Shared {
     }
 
     /// Whether a page faulted in for reading may keep its copy in the tier: always, but
-    /// under a memory limit without room for both (the regions within the slack of the
-    /// resident pages the limit leaves).
+    /// under a memory limit without room for both (the regions within an eighth of the
+    /// resident pages the limit leaves: under pressure, the reclaimer keeps them there, and
+    /// a copy kept would take a resident page's room).
     fn room_for_clean(&self) -> bool {
         match &self.reclaim {
-            Some(r) if r.caps_memory() => self.counters.resident_pages() + r.slack() < r.limit(),
+            Some(r) if r.caps_memory() => {
+                let limit = r.limit();
+                self.counters.resident_pages() < limit - limit / 8
+            }
             _ => true,
         }
     }

@@ -12,10 +12,16 @@ use parking_lot::{Condvar, Mutex};
 use crate::error::Error;
 use crate::pages::{BATCH, RegionInner};
 
-/// The slack of a limit of `pages` resident pages: a sixteenth of it, at least 128 pages.
-fn slack_of(pages: u64) -> u64 {
-    (pages / 16).max(BATCH as u64 * 4)
+/// The slack of a limit of `pages` resident pages: `pages / part`, at least 128 pages.
+fn slack_of(pages: u64, part: u64) -> u64 {
+    (pages / part).max(BATCH as u64 * 4)
 }
+
+/// A resident limit's slack: a sixteenth of it.
+const RESIDENT_SLACK: u64 = 16;
+/// A memory limit's slack, taken out of the limit (faults reach the limit, no more): a
+/// sixty-fourth of what it leaves the regions, so that little of it goes unused.
+const MEMORY_SLACK: u64 = 64;
 
 /// The lowest limit, in pages: two batches.
 const MIN_PAGES: u64 = 2 * BATCH as u64;
@@ -105,7 +111,7 @@ impl Reclaim {
         // slack faults get past the limit, so that they reach it and no more.
         let by_memory = self.memory_cap.map_or(u64::MAX, |m| {
             let room = m.saturating_sub(self.pool_pages.load(Ordering::Relaxed));
-            room.saturating_sub(slack_of(room))
+            room.saturating_sub(slack_of(room, MEMORY_SLACK))
         });
         self.resident_cap.min(by_memory).max(MIN_PAGES)
     }
@@ -125,7 +131,12 @@ impl Reclaim {
 
     /// How far past the limit faults go on before they wait for the reclaimer.
     pub(crate) fn slack(&self) -> u64 {
-        slack_of(self.limit())
+        let part = if self.memory_cap.is_some() {
+            MEMORY_SLACK
+        } else {
+            RESIDENT_SLACK
+        };
+        slack_of(self.limit(), part)
     }
 
     /// Page `p` of `region`, a victim that stays in memory (refused, locked, unreadable),
