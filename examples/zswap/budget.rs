@@ -344,7 +344,6 @@ pub fn pager_side(
     wrong += recs.run(&stream.timed, stream.warm_up.len() as u64);
     let time = start.elapsed();
     let after = pager.stats();
-    if std::env::var("BUDGET_DEBUG").is_ok() {
         eprintln!("DEBUG signal={signal} {:?} tier={:?}", after, tier.stats());
     }
     let resident = after.resident_pages * PAGE_SIZE as u64;

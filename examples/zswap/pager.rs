@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use acomp_pager::{Pager, Region};
 
-use crate::paging::{self, KIND_PAGER, Mapping, Order, Pass, Row};
+use crate::paging::{self, KIND_PAGER, KIND_PAGER_SIGNAL, Mapping, Order, Pass, Row};
 use acomp_pages::input::Input;
 use acomp_zswap::PAGE_SIZE;
 
@@ -83,14 +83,24 @@ fn pass(
 /// pager's error says why and what fixes it), the region not mapped, a page-out refused.
 pub fn run(input: &Input, seed: u64) -> Result<Vec<Row>, String> {
     let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
-    let mut rows = rows_of(input, seed, tfm, None, &Order::ALL)?;
+    let mut rows = rows_of(input, seed, tfm, None, &Order::ALL, false)?;
+    // The same with faults served on the faulting thread (`Builder::signal_faults`).
+    let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
+    rows.extend(rows_of(input, seed, tfm, None, &Order::ALL, true)?);
     // The tier with idle pages recompressed by zstd, page by page (level 9 and a dictionary
     // trained on the input, `--recompress 9+dict`): the random order, after page-out.
     let trained = crate::dict::train(input, 5, 64 << 10).map_err(|e| e.to_string())?;
     let zstd =
         crate::dict::transform(RECOMPRESS_LEVEL, Some(&trained.dict)).map_err(|e| e.to_string())?;
     let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
-    rows.extend(rows_of(input, seed, tfm, Some(zstd), &[Order::Random])?);
+    rows.extend(rows_of(
+        input,
+        seed,
+        tfm,
+        Some(zstd),
+        &[Order::Random],
+        false,
+    )?);
     Ok(rows)
 }
 
@@ -100,14 +110,15 @@ pub const RECOMPRESS_LEVEL: i32 = 9;
 /// The algorithm of the recompressed row: lz4, idle pages recompressed with zstd.
 pub const RECOMPRESSED: &str = "lz4+zstd";
 
-/// A tier (recompressing with `recompress`), a pager and a region of the input's pages, and
-/// a row per order.
+/// A tier (recompressing with `recompress`), a pager (its faults served on the faulting
+/// thread with `signal`) and a region of the input's pages, and a row per order.
 fn rows_of(
     input: &Input,
     seed: u64,
     tfm: acomp::Acomp,
     recompress: Option<acomp::Acomp>,
     orders: &[Order],
+    signal: bool,
 ) -> Result<Vec<Row>, String> {
     let recompressing = recompress.is_some();
     let mut builder = acomp_zswap::Zswap::builder(tfm).max_pool_bytes(budget(input.len() as u64));
@@ -116,6 +127,7 @@ fn rows_of(
     }
     let tier = Arc::new(builder.build().map_err(|e| format!("the tier: {e}"))?);
     let pager = Pager::builder(tier)
+        .signal_faults(signal)
         .build()
         .map_err(|e| format!("the pager: {e}"))?;
     let region = pager
@@ -135,7 +147,11 @@ fn rows_of(
         map.fill(input);
         let p = pass(&pager, &region, &map, input, order, seed, recompressing)?;
         rows.push(Row::new(
-            KIND_PAGER,
+            if signal {
+                KIND_PAGER_SIGNAL
+            } else {
+                KIND_PAGER
+            },
             algorithm,
             order,
             input.len() as u64,

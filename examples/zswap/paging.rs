@@ -20,6 +20,9 @@ pub const ZIPF_EXPONENT: f64 = 0.99;
 
 /// `kind` of the pager's rows.
 pub const KIND_PAGER: &str = "pager";
+/// `kind` of the pager's rows with its faults served on the faulting thread
+/// (`Builder::signal_faults`).
+pub const KIND_PAGER_SIGNAL: &str = "pager-signal";
 /// `kind` of the kernel's rows.
 pub const KIND_ZRAM_SWAP: &str = "zram-swap";
 
@@ -32,17 +35,21 @@ pub enum Order {
     /// weight `1 / r^`[`ZIPF_EXPONENT`]) over the pages in a random permutation fixed by
     /// the seed; a page's later touches find it resident, pages never drawn stay out.
     Zipf,
+    /// Every page once, first to last: a sweep (the pager's fault-around brings the pages
+    /// after a fault in with it; zram's swap-in reads one page a fault).
+    Sequential,
 }
 
 impl Order {
-    /// Both orders, in the order a run measures them.
-    pub const ALL: [Order; 2] = [Order::Random, Order::Zipf];
+    /// Every order, in the order a run measures them.
+    pub const ALL: [Order; 3] = [Order::Random, Order::Zipf, Order::Sequential];
 
-    /// `random`, `zipf`: the rows' `order`.
+    /// `random`, `zipf`, `sequential`: the rows' `order`.
     pub fn name(self) -> &'static str {
         match self {
             Order::Random => "random",
             Order::Zipf => "zipf",
+            Order::Sequential => "sequential",
         }
     }
 
@@ -51,6 +58,7 @@ impl Order {
         match self {
             Order::Random => random_order(pages, seed),
             Order::Zipf => zipf_order(pages, pages, ZIPF_EXPONENT, seed),
+            Order::Sequential => (0..pages as u32).collect(),
         }
     }
 }
@@ -169,6 +177,9 @@ pub struct Row {
     pub fault_p50_us: Option<f64>,
     /// See `fault_p50_us`.
     pub fault_p99_us: Option<f64>,
+    /// First accesses to paged-out pages a second: `faults` over the sum of their
+    /// latencies (a sweep's pages a second, in the sequential order).
+    pub touch_pages_s: f64,
     /// Pages equal to the input's after the touches (every page is read, those never
     /// touched fault in then, untimed).
     pub verified_pages: u64,
@@ -224,6 +235,8 @@ impl Row {
             faults: pass.faults.len() as u64,
             fault_p50_us: us(0.5),
             fault_p99_us: us(0.99),
+            touch_pages_s: pass.faults.len() as f64
+                / (pass.faults.iter().sum::<u64>() as f64 / 1e9).max(1e-9),
             verified_pages: pass.verified_pages,
         }
     }
@@ -396,7 +409,7 @@ pub fn goals(rows: &[Row]) -> Vec<String> {
         });
     let same: Vec<String> = rows
         .iter()
-        .filter(|r| r.kind == KIND_PAGER)
+        .filter(|r| r.kind == KIND_PAGER || r.kind == KIND_PAGER_SIGNAL)
         .filter_map(|p| {
             let k = rows.iter().find(|k| {
                 k.kind == KIND_ZRAM_SWAP && k.algorithm == p.algorithm && k.order == p.order
@@ -456,16 +469,24 @@ pub fn print(rows: &[Row]) {
     );
     let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(30);
     println!(
-        "  {:<w$} {:>14} {:>12} {:>9} {:>9} {:>8} {:>8} {:>8}",
-        "configuration", "memory", "resident", "paged", "page-out", "fault", "fault", "verified"
+        "  {:<w$} {:>14} {:>12} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8}",
+        "configuration",
+        "memory",
+        "resident",
+        "paged",
+        "page-out",
+        "fault",
+        "fault",
+        "touched",
+        "verified"
     );
     println!(
-        "  {:<w$} {:>14} {:>12} {:>9} {:>9} {:>8} {:>8} {:>8}",
-        "", "(bytes)", "(bytes)", "out", "MiB/s", "p50 us", "p99 us", "pages"
+        "  {:<w$} {:>14} {:>12} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8}",
+        "", "(bytes)", "(bytes)", "out", "MiB/s", "p50 us", "p99 us", "pages/s", "pages"
     );
     for r in rows {
         println!(
-            "  {:<w$} {:>14} {:>12} {:>9} {:>9.1} {:>8} {:>8} {:>8}",
+            "  {:<w$} {:>14} {:>12} {:>9} {:>9.1} {:>8} {:>8} {:>9.0} {:>8}",
             r.name,
             r.memory_bytes,
             r.resident_bytes,
@@ -473,6 +494,7 @@ pub fn print(rows: &[Row]) {
             r.page_out_mib_s,
             opt(r.fault_p50_us),
             opt(r.fault_p99_us),
+            r.touch_pages_s,
             r.verified_pages
         );
     }
@@ -483,7 +505,8 @@ pub fn print(rows: &[Row]) {
     println!(
         "  memory (mincore) over the call's time; fault: a paged-out page's first access, timed"
     );
-    println!("  around one byte read (pages touched again, or never paged out, are not timed)");
+    println!("  around one byte read (pages touched again, or never paged out, are not timed);");
+    println!("  touched: those first accesses a second (a sweep's pages/s, sequential order)");
     for r in rows {
         if r.verified_pages != r.pages {
             println!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use crate::paging::{KIND_ZRAM_SWAP, Row};
+use crate::paging::{KIND_PAGER_SIGNAL, KIND_ZRAM_SWAP, Row};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -23,12 +23,12 @@ pub fn path(plot: &Path) -> PathBuf {
     plot.with_file_name(name)
 }
 
-/// `lz4 random`, `zram lzo-rle zipf`: a row's label.
+/// `lz4 random`, `signal lz4 sequential`, `zram lzo-rle zipf`: a row's label.
 pub fn short(r: &Row) -> String {
-    let side = if r.kind == KIND_ZRAM_SWAP {
-        "zram "
-    } else {
-        ""
+    let side = match r.kind.as_str() {
+        KIND_ZRAM_SWAP => "zram ",
+        KIND_PAGER_SIGNAL => "signal ",
+        _ => "",
     };
     format!("{side}{} {}", r.algorithm, r.order)
 }

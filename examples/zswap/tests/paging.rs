@@ -149,6 +149,7 @@ fn the_json_rows_have_the_issues_fields() {
         "faults": 1000,
         "fault_p50_us": 2.0,
         "fault_p99_us": 2.0,
+        "touch_pages_s": 250125.06253126563,
         "verified_pages": 1002
     });
     assert_eq!(*pager, expected);
