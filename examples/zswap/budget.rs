@@ -344,8 +344,6 @@ pub fn pager_side(
     wrong += recs.run(&stream.timed, stream.warm_up.len() as u64);
     let time = start.elapsed();
     let after = pager.stats();
-        eprintln!("DEBUG signal={signal} {:?} tier={:?}", after, tier.stats());
-    }
     let resident = after.resident_pages * PAGE_SIZE as u64;
     let pool = tier.stats().pool_total_size;
     drop(region);
