@@ -51,7 +51,11 @@
 //!   and reads them back through the kernel's swap-in before storing them.
 //! - [`Region::page_out`] write-protects each page before reading it for compression: a
 //!   write racing it faults, waits for that page, and lands after it on the page faulted
-//!   back in. It is never lost.
+//!   back in. It is never lost. The pages that leave are moved out of the region
+//!   (`UFFDIO_MOVE`, Linux 6.8) into a scratch mapping of a second userfaultfd and freed
+//!   there: no remove event, which would keep every fault's mapping out (`EAGAIN`) until a
+//!   handler thread read it; where a move is refused (a pinned page, `mprotect`, `mlock`)
+//!   or the kernel has none, `MADV_DONTNEED` as before.
 //! - A page faulted back in by a read keeps its compressed copy in the tier as a clean
 //!   copy, and stays write-protected: paged out again before it is written, it costs no
 //!   compression. Its first write drops the copy (one write-protect fault). The tier drops
@@ -145,8 +149,9 @@
 //! between watermarks. Faults that would take the regions past the limit by more than a
 //! sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in direct
 //! reclaim ([`Stats::throttled_faults`]), and are served once it made room: the access
-//! faults once. The memory limit is held to that slack and a batch of 32 pages the
-//! reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
+//! faults once. A memory limit is hard: its slack (a sixty-fourth) comes out of the
+//! resident pages it leaves, so faults reach the limit and no further, give or take a batch
+//! of 32 pages the reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
 //! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its
 //! list ([`Stats::reclaim_kept`]). When it can page nothing out while over the limit (a
 //! pool too small for the limit), the reclaimer stalls ([`Stats::reclaim_stalls`], one
@@ -159,9 +164,12 @@
 //! modes, `UFFDIO_COPY` with `UFFDIO_COPY_MODE_WP`, remove events, poison) and its swap
 //! path (`do_swap_page`, the swap cache keeping a clean page's slot, `mm/workingset.c`);
 //! LLNL's umap and Firecracker's fault handlers for what goes wrong in user space (races
-//! with `MADV_DONTNEED`, write-protect on unpopulated pages, one handler thread).
+//! with `MADV_DONTNEED`, write-protect on unpopulated pages, one handler thread); Android
+//! ART's concurrent compacting collector for faults served in a SIGBUS handler
+//! (`UFFD_FEATURE_SIGBUS`) and pages moved with `UFFDIO_MOVE`.
 //!
-//! Linux only, 6.6 or later (write-protect on anonymous memory, `UFFDIO_POISON`).
+//! Linux only, 6.6 or later (write-protect on anonymous memory, `UFFDIO_POISON`); 6.8 or
+//! later for page-outs without remove events (`UFFDIO_MOVE`).
 
 #![deny(missing_docs, missing_debug_implementations)]
 #![deny(unsafe_code)]

@@ -47,10 +47,13 @@ impl Builder {
     /// pages and the tier's pool together (`pool_total_size`, the whole tier's, shared or
     /// not), as a memory cgroup counts a task's pages and, with zswap, its compressed copies.
     /// The reclaim thread keeps the resident pages under what the pool leaves of it (and
-    /// under [`Builder::resident_limit`] where both are set), at least 64 pages. Under it, a
-    /// page faulted in by a read gives up its copy in the tier unless the limit has room for
-    /// both (memory counted once: zram frees a slot on swap-in), and so is mapped writable:
-    /// its first write takes no fault. Default: none.
+    /// under [`Builder::resident_limit`] where both are set), at least 64 pages. The limit
+    /// is hard: faults that would pass it wait for the reclaimer (give or take a batch of 32
+    /// pages stored since it last read the pool's size). Under it, a page faulted in by a
+    /// read gives up its copy in the tier unless the limit has room for both (memory
+    /// counted once: zram frees a slot on swap-in), and so is mapped writable: its first
+    /// write takes no fault. Not counted: the tier's index and the pager's per-page state
+    /// (tens of bytes a page). Default: none.
     pub fn memory_limit(mut self, bytes: u64) -> Self {
         self.memory_limit = Some(bytes);
         self
