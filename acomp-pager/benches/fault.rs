@@ -56,6 +56,16 @@ fn touch(ptr: *const u8, order: &[usize]) -> Duration {
     start.elapsed()
 }
 
+/// A region of `order.len()` pages of `p`, filled and paged out, then each page touched in
+/// `order`: the touches' time.
+fn swap_ins(p: &Pager, order: &[usize]) -> Duration {
+    let pages = order.len();
+    let region = p.region(pages * PAGE_SIZE).unwrap();
+    fill(&region, pages);
+    region.page_out(0, pages * PAGE_SIZE).unwrap();
+    touch(region.as_ptr(), order)
+}
+
 fn pager(alg: &str) -> Pager {
     pager_with(alg, false)
 }
@@ -63,6 +73,11 @@ fn pager(alg: &str) -> Pager {
 /// A pager over a tier of `alg`, its faults served on the faulting thread with `signal`
 /// (`Builder::signal_faults`).
 fn pager_with(alg: &str, signal: bool) -> Pager {
+    pager_around(alg, signal, 16)
+}
+
+/// [`pager_with`], fault-around at most `around` pages (`Builder::fault_around`).
+fn pager_around(alg: &str, signal: bool, around: usize) -> Pager {
     let tier = Arc::new(
         acomp_zswap::Zswap::builder(acomp::Acomp::new(alg).unwrap())
             .max_pool_bytes(4 << 30)
@@ -71,6 +86,7 @@ fn pager_with(alg: &str, signal: bool) -> Pager {
     );
     Pager::builder(tier)
         .signal_faults(signal)
+        .fault_around(around)
         .build()
         .expect("userfaultfd")
 }
@@ -112,13 +128,7 @@ fn faults(c: &mut Criterion) {
         let p = pager_with(alg, signal);
         let name = format!("pager_swap_in_{alg}{}", if signal { "_signal" } else { "" });
         g.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let pages = iters as usize;
-                let region = p.region(pages * PAGE_SIZE).unwrap();
-                fill(&region, pages);
-                region.page_out(0, pages * PAGE_SIZE).unwrap();
-                touch(region.as_ptr(), &order(pages))
-            })
+            b.iter_custom(|iters| swap_ins(&p, &order(iters as usize)))
         });
     }
     g.finish();
@@ -190,27 +200,10 @@ fn sweep(c: &mut Criterion) {
     let mut g = c.benchmark_group("sweep");
     g.throughput(Throughput::Elements(1));
     for (around, signal) in [(0, false), (16, false), (0, true), (16, true)] {
-        let tier = Arc::new(
-            acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4").unwrap())
-                .max_pool_bytes(4 << 30)
-                .build()
-                .unwrap(),
-        );
-        let p = Pager::builder(tier)
-            .fault_around(around)
-            .signal_faults(signal)
-            .build()
-            .expect("userfaultfd");
+        let p = pager_around("lz4", signal, around);
         let name = format!("lz4_around_{around}{}", if signal { "_signal" } else { "" });
         g.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let pages = iters as usize;
-                let region = p.region(pages * PAGE_SIZE).unwrap();
-                fill(&region, pages);
-                region.page_out(0, pages * PAGE_SIZE).unwrap();
-                let in_order: Vec<usize> = (0..pages).collect();
-                touch(region.as_ptr(), &in_order)
-            })
+            b.iter_custom(|iters| swap_ins(&p, &(0..iters as usize).collect::<Vec<_>>()))
         });
     }
     g.finish();

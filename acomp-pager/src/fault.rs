@@ -442,7 +442,7 @@ impl Shared {
     /// [`Builder::fault_around`](crate::Builder::fault_around) pages)
     /// and the pages after `p` that are out come in with it, until one is not; anything
     /// else closes the window. A sweep takes one fault for each window; random accesses
-    /// take none more. Counted in `swap_ins` and [`Stats::swap_readahead`].
+    /// take none more. Counted in `swap_ins` and [`Stats::swap_readahead`](crate::Stats::swap_readahead).
     fn fault_around(&self, region: &Arc<RegionInner>, p: usize, buf: &mut Page) {
         let window = if region.around.next.load(Ordering::Relaxed) == p {
             (region.around.window.load(Ordering::Relaxed) * 2).clamp(1, self.fault_around)

@@ -18,7 +18,7 @@
 //!   (`Builder::signal_faults`).
 //!
 //! A row per side and combination ([`Row`]: `--json`'s `budget` array), a table
-//! ([`print`]), and with `--plot` a plot (`crate::budgetplot`).
+//! ([`print()`]), and with `--plot` a plot (`crate::budgetplot`).
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -235,15 +235,20 @@ impl Drop for SwapDevice {
 }
 
 /// A private anonymous mapping in 4 KiB pages (no transparent huge pages, as the pager's
-/// regions), unmapped when dropped.
+/// regions), unmapped when dropped. Public for the tests, which map their pages with it.
 #[derive(Debug)]
-pub(crate) struct Anon {
+pub struct Anon {
     ptr: *mut u8,
     len: usize,
 }
 
 impl Anon {
-    pub(crate) fn new(len: usize) -> Result<Anon, String> {
+    /// A mapping of `len` bytes.
+    ///
+    /// # Errors
+    ///
+    /// `mmap`'s or `madvise`'s, as a line.
+    pub fn new(len: usize) -> Result<Anon, String> {
         // SAFETY: a new private anonymous mapping: no address asked for, no file; the
         // result is checked against MAP_FAILED.
         let ptr = unsafe {
@@ -277,7 +282,7 @@ impl Anon {
     }
 
     /// The first byte.
-    pub(crate) fn ptr(&self) -> *mut u8 {
+    pub fn ptr(&self) -> *mut u8 {
         self.ptr
     }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use acomp_zswap::PAGE_SIZE;
 use zswap_main::budget::{self, Measured, Point, Records, Spec};
 use zswap_main::cgroup::{self, Hierarchy, Version};
+use zswap_main::swap::Anon;
 use zswap_main::{budgetkernel, budgetplot, compare, paging};
 
 /// This machine's kind of mountinfo: cgroup v1 hierarchies, `memory` among them, and an
@@ -137,33 +138,9 @@ fn one_access_in_ten_writes() {
     assert_eq!((0..1000).filter(|&n| budget::writes(n)).count(), 100);
 }
 
-/// An anonymous mapping of `pages` pages.
-struct Anon(*mut u8, usize);
-
-impl Anon {
-    fn new(pages: usize) -> Anon {
-        let len = pages * PAGE_SIZE;
-        // SAFETY: a new private anonymous mapping, checked against MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        Anon(p.cast(), len)
-    }
-}
-
-impl Drop for Anon {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.0.cast(), self.1) };
-    }
+/// An anonymous mapping of `pages` pages (the main job's, as its kernel side maps them).
+fn anon(pages: usize) -> Anon {
+    Anon::new(pages * PAGE_SIZE).unwrap()
 }
 
 fn pages(n: usize) -> Vec<u8> {
@@ -179,10 +156,10 @@ fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
         0x2D06_8005_38D3_94C2,
         "xxh3's empty input"
     );
-    let anon = Anon::new(4);
+    let anon = anon(4);
     // SAFETY: `anon` is 4 pages, readable and writable, alive until the end of the test,
     // used by this thread and `recs` alone (the test reads them only between accesses).
-    let mut recs = unsafe { Records::new(anon.0, 4) };
+    let mut recs = unsafe { Records::new(anon.ptr(), 4) };
     assert_eq!(recs.len(), 4);
     let data = pages(4);
     for (i, page) in data.chunks_exact(PAGE_SIZE).enumerate() {
@@ -190,7 +167,7 @@ fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
     }
     let record = |i: usize| {
         // SAFETY: page `i` of the mapping, not written while this copy is made.
-        unsafe { std::slice::from_raw_parts(anon.0.add(i * PAGE_SIZE), PAGE_SIZE) }.to_vec()
+        unsafe { std::slice::from_raw_parts(anon.ptr().add(i * PAGE_SIZE), PAGE_SIZE) }.to_vec()
     };
     // Accesses 0 to 8 read only.
     assert_eq!(recs.run(&[2, 2, 1, 0, 3, 2, 2, 1, 0], 0), 0);
@@ -204,7 +181,7 @@ fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
     assert!(recs.access(2, 10));
     // A record changed behind the side's back reads wrong, once per access.
     // SAFETY: a byte of record 3, no access running.
-    unsafe { *anon.0.add(3 * PAGE_SIZE + 100) ^= 1 };
+    unsafe { *anon.ptr().add(3 * PAGE_SIZE + 100) ^= 1 };
     assert_eq!(recs.run(&[3, 0, 3], 11), 2);
     // A record kept as it is now checks again.
     recs.keep(3);

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use acomp_pages::input::Input;
 use acomp_zswap::PAGE_SIZE;
+use zswap_main::compare;
 use zswap_main::paging::{self, Mapping, Order, Pass, Row, SplitMix64};
-use zswap_main::{compare, swap};
+use zswap_main::swap::{self, Anon};
 
 #[test]
 fn splitmix64_gives_the_reference_sequence() {
@@ -238,33 +239,9 @@ fn skip_messages_say_why() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// An anonymous mapping of `pages` pages, for the measurement without a pager or swap.
-struct Anon(*mut u8, usize);
-
-impl Anon {
-    fn new(pages: usize) -> Anon {
-        let len = pages * PAGE_SIZE;
-        // SAFETY: a new private anonymous mapping, checked against MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        Anon(p.cast(), len)
-    }
-}
-
-impl Drop for Anon {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.0.cast(), self.1) };
-    }
+/// An anonymous mapping of `pages` pages (the main job's, as its kernel side maps them).
+fn anon(pages: usize) -> Anon {
+    Anon::new(pages * PAGE_SIZE).unwrap()
 }
 
 fn input(pages: usize) -> Input {
@@ -277,10 +254,10 @@ fn input(pages: usize) -> Input {
 #[test]
 fn a_mapping_is_filled_touched_and_verified() {
     let n = 64;
-    let anon = Anon::new(n);
+    let anon = anon(n);
     // SAFETY: `anon` is n pages, readable and writable, alive until the end of the test,
     // used by this thread alone.
-    let map = unsafe { Mapping::new(anon.0, n) };
+    let map = unsafe { Mapping::new(anon.ptr(), n) };
     assert_eq!(map.len(), n * PAGE_SIZE);
     assert_eq!(paging::count(&map.resident().unwrap()), 0);
     let input = input(n);
@@ -292,7 +269,7 @@ fn a_mapping_is_filled_touched_and_verified() {
     // check, and only they are timed as first accesses, once each.
     // SAFETY: the first half of the mapping, ours.
     assert_eq!(
-        unsafe { libc::madvise(anon.0.cast(), n / 2 * PAGE_SIZE, libc::MADV_DONTNEED) },
+        unsafe { libc::madvise(anon.ptr().cast(), n / 2 * PAGE_SIZE, libc::MADV_DONTNEED) },
         0
     );
     let out: Vec<bool> = map.resident().unwrap().iter().map(|r| !r).collect();
