@@ -25,6 +25,8 @@ thread_local! {
     /// A handler thread's fault messages read while it waited on a remove event
     /// ([`Shared::absorb_events`]), served before it reads the next.
     static BACKLOG: std::cell::RefCell<Vec<Msg>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Whether this thread is a handler thread (which serves its `BACKLOG`).
+    static HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A page of zeros, the source of a write fault's first page.
@@ -76,6 +78,7 @@ impl Shared {
     }
 
     pub(crate) fn handle_loop(&self, thread: usize) {
+        HANDLER.set(true);
         let mut msgs = [Msg::default(); 16];
         let mut buf: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut last_busy = Instant::now();
@@ -194,17 +197,22 @@ impl Shared {
         n
     }
 
-    /// A mapping refused with `EAGAIN`: a remove event not read yet (the reclaimer's
-    /// `MADV_DONTNEED`, or the program's), which keeps every mapping out until it is read
-    /// and its `madvise` goes on. Rather than have the access fault again once a handler
-    /// thread has read it, this thread reads it, and keeps the faults it read beside it
-    /// for its handler loop (a handler thread's: a fault served in a SIGBUS handler reads
-    /// none, its userfaultfd raising no fault messages).
+    /// A mapping refused with `EAGAIN`: a remove event not read yet (the program's
+    /// `MADV_DONTNEED`, or the pager's own where a page-out could not move its pages),
+    /// which keeps every mapping out until it is read and its `madvise` goes on. Rather
+    /// than have the access fault again once a handler thread has read it, a handler
+    /// thread reads it, keeping the faults it read beside it for its loop, and so does a
+    /// fault served in a SIGBUS handler (that userfaultfd raises no fault messages). Any
+    /// other thread (the reclaimer serving a parked fault) leaves the reading to the
+    /// handler threads: it has no loop to serve the faults it would read.
     fn absorb_events(&self) {
+        if !self.signal && !HANDLER.get() {
+            return;
+        }
         let mut msgs = [Msg::default(); 16];
         let n = self.read_events(&mut msgs);
-        let faults = msgs[..n].iter().filter(|m| m.event == UFFD_EVENT_PAGEFAULT);
         if !self.signal {
+            let faults = msgs[..n].iter().filter(|m| m.event == UFFD_EVENT_PAGEFAULT);
             BACKLOG.with_borrow_mut(|b| b.extend(faults));
         }
     }

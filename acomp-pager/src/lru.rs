@@ -151,8 +151,9 @@ impl Reclaim {
         self.lists.lock().inactive.push_back(entry);
     }
 
-    /// Keeps room in both lists for the limit's worth of entries more, so that faults
-    /// served in a SIGBUS handler add to them without allocating.
+    /// Keeps room in both lists for the limit's worth of entries more (at most 2^20), so
+    /// that faults served in a SIGBUS handler add to them without allocating (called for a
+    /// signal-mode pager only).
     pub(crate) fn reserve(&self) {
         let room = self.limit().min(1 << 20) as usize;
         let mut l = self.lists.lock();
