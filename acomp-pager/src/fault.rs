@@ -51,6 +51,11 @@ pub(crate) fn serve_signal(addr: usize, write: bool) -> bool {
         // A region dropped while this access faulted: retried, it is SIGSEGV.
         return recently_dropped(addr);
     };
+    if shared.forked() {
+        // A forked child (regions are not inherited): whatever is mapped at these
+        // addresses now is the child's own, and the userfaultfd is the parent's.
+        return false;
+    }
     shared.signal_fault(&region, addr & !(PAGE_SIZE - 1), write);
     true
 }
