@@ -154,7 +154,8 @@
 //! of 32 pages the reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
 //! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its
 //! list ([`Stats::reclaim_kept`]). When it can page nothing out while over the limit (a
-//! pool too small for the limit), the reclaimer stalls ([`Stats::reclaim_stalls`], one
+//! pool too small for the limit, every victim held by the program's own page-outs or
+//! `madvise`), the reclaimer stalls ([`Stats::reclaim_stalls`], one
 //! warning logged): faults go past the limit instead of waiting, and it retries every
 //! 50 ms until the tier takes pages again.
 //!

@@ -49,7 +49,9 @@ impl Builder {
     /// The reclaim thread keeps the resident pages under what the pool leaves of it (and
     /// under [`Builder::resident_limit`] where both are set), at least 64 pages. The limit
     /// is hard: faults that would pass it wait for the reclaimer (give or take a batch of 32
-    /// pages stored since it last read the pool's size). Under it, a page faulted in by a
+    /// pages stored since it last read the pool's size), but for those 64 pages (a pool
+    /// past the limit leaves the regions that many) and while the reclaimer is stalled
+    /// (see the crate docs, "Cold pages"). Under it, a page faulted in by a
     /// read gives up its copy in the tier unless the limit has room for both (memory
     /// counted once: zram frees a slot on swap-in), and so is mapped writable: its first
     /// write takes no fault. Not counted: the tier's index and the pager's per-page state
@@ -95,11 +97,19 @@ impl Builder {
     ///   had: a SIGBUS that is not a fault on one of its regions goes on to that action as
     ///   before. A program with a SIGBUS handler of its own installs it before the first
     ///   such pager is built, or hands the signals it does not know to the one it replaced.
-    /// - The handler is async-signal-safe for the program's own accesses: it allocates
-    ///   nothing, and the locks it takes are held only inside the pager's and the tier's
-    ///   code, which never touches a region's pages while holding one. The tier's calls
-    ///   must not be given a region's memory as their buffers (a store from a region page
-    ///   would fault inside the tier).
+    /// - The handler allocates nothing, and the locks it takes are held only inside the
+    ///   pager's and the tier's code, which never touches a region's pages while holding
+    ///   one: the tier's calls must not be given a region's memory as their buffers (a store
+    ///   from a region page would fault inside the tier). Every other signal is held off
+    ///   while it runs, and the pager's threads block the signals sent to the process, so a
+    ///   signal handler of the program's may touch a region. A thread that blocks SIGBUS
+    ///   itself (a `sigwait` thread) must not touch a page not in memory: the kernel kills
+    ///   a process whose thread faults with SIGBUS blocked. The handler runs on the
+    ///   faulting thread's stack and takes about 8 KiB of it (a page's buffer and the
+    ///   tier's load; more in a debug build: a 16 KiB thread stack overflowed there).
+    /// - The kernel's writes into a page faulted in by a read and kept clean (its copy in
+    ///   the tier, the page write-protected: the default without a memory limit) fail with
+    ///   `EFAULT` too, until the program writes it.
     /// - A fault over the limits waits on the faulting thread for the reclaimer (the
     ///   kernel's direct reclaim waits the same way); a fault that cannot be served poisons
     ///   the page, and the retried access is SIGBUS to the program, as with the threads.
@@ -195,7 +205,10 @@ impl Builder {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("acomp-pager-{i}"))
-                    .spawn(move || s.handle_loop(i))
+                    .spawn(move || {
+                        crate::sys::block_async_signals();
+                        s.handle_loop(i)
+                    })
                     .map_err(Error::os("pthread_create"))?,
             );
         }
@@ -204,7 +217,10 @@ impl Builder {
             threads.push(
                 std::thread::Builder::new()
                     .name("acomp-pager-reclaim".into())
-                    .spawn(move || crate::reclaim::run(&s, &|parked| s.serve_parked(parked)))
+                    .spawn(move || {
+                        crate::sys::block_async_signals();
+                        crate::reclaim::run(&s, &|parked| s.serve_parked(parked))
+                    })
                     .map_err(Error::os("pthread_create"))?,
             );
         }

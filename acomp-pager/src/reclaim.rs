@@ -190,7 +190,7 @@ pub(crate) fn run(shared: &Shared, serve: &ServeParked<'_>) {
                     add(&shared.counters.reclaim_stalls, 1);
                     log::warn!(
                         "acomp-pager: the reclaimer cannot keep the regions under \
-                         resident_limit ({why}); faults go past it until it can"
+                         their limit ({why}); faults go past it until it can"
                     );
                 }
             }
@@ -257,7 +257,11 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
             return None;
         }
         if moved == 0 {
-            why.get_or_insert_with(|| "no victim could be paged out (locked or unreadable)".into());
+            why.get_or_insert_with(|| {
+                "no victim could be paged out (locked, unreadable, or held by another \
+                 page-out or the program's madvise)"
+                    .into()
+            });
             break;
         }
         why = None;

@@ -15,7 +15,9 @@ mod zeroed;
 
 pub use mapping::{Mapping, Pte};
 pub use mover::Mover;
-pub use signal::{WRITE_KNOWN, futex_wait, futex_wake, install as install_sigbus_handler};
+pub use signal::{
+    WRITE_KNOWN, block_async_signals, futex_wait, futex_wake, install as install_sigbus_handler,
+};
 pub use uffd::{
     Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP,
     UFFD_PAGEFAULT_FLAG_WRITE, Uffd,

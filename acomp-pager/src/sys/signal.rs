@@ -58,7 +58,10 @@ pub fn install(serve: Serve) -> std::io::Result<()> {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_sigbus as *const () as usize;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
+        // Every other signal held off while a fault is served: a handler of the program's
+        // that touched a region inside this one would fault with this one's locks and
+        // page held (a deadlock), or with SIGBUS blocked (the kernel kills the process).
+        libc::sigfillset(&mut action.sa_mask);
         let mut current: libc::sigaction = std::mem::zeroed();
         libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut current);
         if current.sa_sigaction != action.sa_sigaction
@@ -151,6 +154,30 @@ unsafe fn pass_on(
             let h: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(f) };
             h(sig);
         }
+    }
+}
+
+/// Blocks, in the calling thread, every signal but those a fault raises (SIGSEGV, SIGBUS,
+/// SIGFPE, SIGILL, SIGTRAP): for the pager's own threads, so that a signal sent to the
+/// process (a timer's, the program's) runs the program's handler on one of its threads,
+/// never on a pager thread in the middle of a page-out or a fault, where a handler that
+/// touched a region would wait on that very thread.
+pub fn block_async_signals() {
+    // SAFETY: `set` is a live sigset_t, filled and trimmed by the libc calls made for it;
+    // pthread_sigmask changes this thread's mask only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for sig in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+        ] {
+            libc::sigdelset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
 

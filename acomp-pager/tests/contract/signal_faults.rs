@@ -228,3 +228,79 @@ fn a_sigbus_outside_the_regions_without_a_handler_kills_as_before() {
     assert_eq!(ended.signal, Some(libc::SIGBUS), "{ended:?}");
     assert!(ended.stdout.contains("touching") && !ended.stdout.contains("survived"));
 }
+
+/// Reads of a region's page from the program's SIGALRM handler.
+static ALARM_READS: AtomicUsize = AtomicUsize::new(0);
+/// The region the handler reads, by address (0: none yet).
+static ALARM_AT: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn alarm_reads_a_region(_: libc::c_int) {
+    let at = ALARM_AT.load(Ordering::SeqCst);
+    if at != 0 {
+        let n = ALARM_READS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: a page of the live region (the test stops the timer before dropping it).
+        unsafe { std::ptr::read_volatile((at + (n % 64) * PAGE_SIZE) as *const u8) };
+    }
+}
+
+#[test]
+fn a_program_signal_handler_touching_a_region_neither_hangs_nor_kills() {
+    if common::is_child("alarm") {
+        let tier = common::tier();
+        let b = Pager::builder(tier)
+            .memory_limit(1 << 20)
+            .signal_faults(true);
+        let pager = common::build(b).unwrap();
+        let (region, mem) = common::written(&pager, 1024);
+        ALARM_AT.store(mem.base, Ordering::SeqCst);
+        // SAFETY: a plain handler for SIGALRM, and a timer every 200 µs of real time.
+        unsafe {
+            libc::signal(libc::SIGALRM, alarm_reads_a_region as usize);
+            let t = libc::itimerval {
+                it_interval: libc::timeval {
+                    tv_sec: 0,
+                    tv_usec: 200,
+                },
+                it_value: libc::timeval {
+                    tv_sec: 0,
+                    tv_usec: 200,
+                },
+            };
+            libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut());
+        }
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(2) {
+            for p in (0..1024).step_by(7) {
+                mem.check(
+                    p,
+                    &page(p, 1),
+                    "under a timer whose handler reads the region",
+                );
+            }
+        }
+        // The handler told to stop and the timer stopped, then time for a handler already
+        // running (on any thread: the signal is the process's) to end, before the region
+        // goes.
+        ALARM_AT.store(0, Ordering::SeqCst);
+        // SAFETY: a zeroed itimerval stops the timer.
+        unsafe {
+            let t: libc::itimerval = std::mem::zeroed();
+            libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(ALARM_READS.load(Ordering::SeqCst) > 100);
+        drop(region);
+        println!("child done");
+        return;
+    }
+    let Some(ended) = common::in_child_process(
+        module_path!(),
+        "a_program_signal_handler_touching_a_region_neither_hangs_nor_kills",
+        "alarm",
+        60,
+    ) else {
+        return;
+    };
+    assert_eq!(ended.code, Some(0), "{ended:?}");
+    assert!(ended.stdout.contains("child done"), "{ended:?}");
+}
