@@ -255,7 +255,7 @@ fn a_program_signal_handler_touching_a_region_neither_hangs_nor_kills() {
         ALARM_AT.store(mem.base, Ordering::SeqCst);
         // SAFETY: a plain handler for SIGALRM, and a timer every 200 µs of real time.
         unsafe {
-            libc::signal(libc::SIGALRM, alarm_reads_a_region as usize);
+            libc::signal(libc::SIGALRM, alarm_reads_a_region as *const () as usize);
             let t = libc::itimerval {
                 it_interval: libc::timeval {
                     tv_sec: 0,
