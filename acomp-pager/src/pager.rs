@@ -194,6 +194,7 @@ impl Builder {
             keep_clean: self.keep_clean,
             signal: self.signal_faults,
             fault_around: self.fault_around,
+            around_pages: Mutex::new(vec![[0; PAGE_SIZE]; self.fault_around].into_boxed_slice()),
             spin: self.handler_spin,
             page_out_threads: self.page_out_threads,
             reclaim,

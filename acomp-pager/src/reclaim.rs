@@ -91,6 +91,12 @@ impl Reclaim {
         }
     }
 
+    /// Pages that may come into memory before faults must wait: up to the limit and its
+    /// slack (what fault-around may bring in at once).
+    pub(crate) fn room(&self, shared: &Shared) -> usize {
+        (self.limit() + self.slack()).saturating_sub(shared.counters.resident_pages()) as usize
+    }
+
     /// Parks the fault at `addr` (with its message's `flags`) for the reclaimer, which
     /// serves it once it made room. Returns the faults for the caller to serve now where
     /// room was made meanwhile (this one among them), else none.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use acomp_zswap::{PAGE_SIZE, Zswap};
+use acomp_zswap::{PAGE_SIZE, Page, Zswap};
 use parking_lot::{Mutex, RwLock};
 
 use crate::lru::Reclaim;
@@ -110,6 +110,9 @@ pub(crate) struct Shared {
     pub(crate) signal: bool,
     /// [`Builder::fault_around`](crate::Builder::fault_around).
     pub(crate) fault_around: usize,
+    /// Fault-around's pages, decoded side by side for one `UFFDIO_COPY` of the window
+    /// (taken with `try_lock`: a fault that finds it taken maps its window page by page).
+    pub(crate) around_pages: Mutex<Box<[Page]>>,
     /// [`Builder::handler_spin`](crate::Builder::handler_spin).
     pub(crate) spin: Duration,
     /// [`Builder::page_out_threads`](crate::Builder::page_out_threads).

@@ -318,6 +318,23 @@ impl Uffd {
         ioctl(self.fd.as_raw_fd(), UFFDIO_COPY, &mut copy)
     }
 
+    /// Maps new pages holding `pages` at `dst` onwards (write-protected with `wp`), waking
+    /// no thread: how many pages were mapped from the first, and the error that stopped it
+    /// short.
+    pub fn copy_run(&self, dst: usize, pages: &[Page], wp: bool) -> (usize, Option<io::Error>) {
+        let mut copy = UffdioCopy {
+            dst: dst as u64,
+            src: pages.as_ptr() as u64,
+            len: size_of_val(pages) as u64,
+            mode: UFFDIO_COPY_MODE_DONTWAKE | if wp { UFFDIO_COPY_MODE_WP } else { 0 },
+            copy: 0,
+        };
+        match ioctl(self.fd.as_raw_fd(), UFFDIO_COPY, &mut copy) {
+            Ok(()) => (pages.len(), None),
+            Err(e) => (copy.copy.max(0) as usize / PAGE_SIZE, Some(e)),
+        }
+    }
+
     /// Maps the zero page at `dst`, waking the threads waiting on it with `wake`.
     pub fn zeropage(&self, dst: usize, wake: bool) -> io::Result<()> {
         let mut zp = UffdioZeropage {
