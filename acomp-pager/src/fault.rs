@@ -8,82 +8,24 @@ use std::time::Instant;
 
 use acomp_zswap::{PAGE_SIZE, Page};
 
+use crate::events::{mark_handler_thread, take_backlog};
 use crate::pages::{RegionInner, key};
-use crate::shared::{Held, SIGNAL_PAGERS, Shared, recently_dropped};
-use crate::state::{Acquired, BUSY, CLEAN, OUT, RESIDENT, UNTOUCHED};
+use crate::shared::{Held, Shared};
+use crate::state::{Acquired, CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
-use crate::sys::{
-    Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE,
-};
+use crate::sys::{Msg, UFFD_EVENT_PAGEFAULT, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE};
 
 /// How many times a fault whose mapping the kernel refuses with `EAGAIN` reads the
 /// pending events and tries again, before it gives up the page and lets the access fault
 /// again.
 const EAGAIN_TRIES: u32 = 64;
 
-thread_local! {
-    /// A handler thread's fault messages read while it waited on a remove event
-    /// ([`Shared::absorb_events`]), served before it reads the next.
-    static BACKLOG: std::cell::RefCell<Vec<Msg>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// Whether this thread is a handler thread (which serves its `BACKLOG`).
-    static HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// A page of zeros, the source of a write fault's first page.
 static ZEROS: Page = [0; PAGE_SIZE];
 
-/// The SIGBUS handler's work ([`Builder::signal_faults`](crate::Builder::signal_faults)): the
-/// fault at `addr`, raised by a region of a signal-mode pager, served on the faulting
-/// thread. True if it was one (the access is retried), false to pass the signal on.
-///
-/// What it may do, in a signal handler: no allocation (the page is decoded into a buffer on
-/// this stack; the reclaimer's lists have room reserved ahead); the locks it takes (the
-/// pagers' and regions' lists, the tier's entry and index locks, the reclaimer's list) are
-/// held only inside the pager's and the tier's own code, which never touches a region's
-/// pages while it holds one, so the interrupted thread holds none of them; it waits only
-/// for other threads (a page another thread holds, the reclaimer making room).
-pub(crate) fn serve_signal(addr: usize, write: bool) -> bool {
-    let found = SIGNAL_PAGERS
-        .read()
-        .iter()
-        .find_map(|s| Some((s.clone(), s.region_of(addr)?)));
-    let Some((shared, region)) = found else {
-        // A region dropped while this access faulted: retried, it is SIGSEGV.
-        return recently_dropped(addr);
-    };
-    if shared.forked() {
-        // A forked child (regions are not inherited): whatever is mapped at these
-        // addresses now is the child's own, and the userfaultfd is the parent's.
-        return false;
-    }
-    shared.signal_fault(&region, addr & !(PAGE_SIZE - 1), write);
-    true
-}
-
 impl Shared {
-    /// A fault raised as SIGBUS, served on the faulting thread: what kind it is, from the
-    /// page's state (a mapped page faults on a write to a write-protected page), then as a
-    /// handler thread serves its message.
-    fn signal_fault(&self, region: &RegionInner, addr: usize, write: bool) {
-        let p = (addr - region.addr()) / PAGE_SIZE;
-        let flags = match region.states.peek(p) {
-            // A read of a page mapped since it faulted (another thread's fault on it): the
-            // access is retried.
-            RESIDENT | CLEAN if !write && crate::sys::WRITE_KNOWN => return,
-            RESIDENT | CLEAN => UFFD_PAGEFAULT_FLAG_WP | UFFD_PAGEFAULT_FLAG_WRITE,
-            // The program's MADV_FREE leaves a clean page mapped and write-protected.
-            UNTOUCHED if write && region.map.mapped(p * PAGE_SIZE) => {
-                UFFD_PAGEFAULT_FLAG_WP | UFFD_PAGEFAULT_FLAG_WRITE
-            }
-            _ if write => UFFD_PAGEFAULT_FLAG_WRITE,
-            _ => 0,
-        };
-        let mut buf: Page = [0; PAGE_SIZE];
-        self.serve(addr, flags, &mut buf);
-    }
-
     pub(crate) fn handle_loop(&self, thread: usize) {
-        HANDLER.set(true);
+        mark_handler_thread();
         let mut msgs = [Msg::default(); 16];
         let mut buf: Box<Page> = Box::new([0; PAGE_SIZE]);
         let mut last_busy = Instant::now();
@@ -103,15 +45,10 @@ impl Shared {
                     self.spinning.store(false, Ordering::Release);
                 }
             }
-            let backlog = BACKLOG.with_borrow_mut(std::mem::take);
-            let n = if backlog.is_empty() {
-                self.read_events(&mut msgs)
-            } else {
-                // Faults read by this thread while it waited on a remove event.
-                let n = backlog.len().min(msgs.len());
-                msgs[..n].copy_from_slice(&backlog[..n]);
-                BACKLOG.with_borrow_mut(|b| b.extend_from_slice(&backlog[n..]));
-                n
+            // Faults this thread read while it waited on a remove event, first.
+            let n = match take_backlog(&mut msgs) {
+                0 => self.read_events(&mut msgs),
+                n => n,
             };
             if n == 0 {
                 if self.stopping.load(Ordering::SeqCst) {
@@ -156,69 +93,25 @@ impl Shared {
 
     /// Serves the fault at page-aligned `addr`, a panic caught: its access gets SIGBUS.
     fn serve(&self, addr: usize, flags: u64, buf: &mut Page) {
-        let r = catch_unwind(AssertUnwindSafe(|| self.fault(addr, flags, buf)));
+        match self.region_of(addr) {
+            Some(region) => self.serve_on(&region, addr, flags, buf),
+            // A region being dropped: the thread retries and finds it unregistered.
+            None => drop(self.uffd.wake(addr, PAGE_SIZE)),
+        }
+    }
+
+    /// [`Shared::serve`] where the fault's region is known.
+    pub(crate) fn serve_on(
+        &self,
+        region: &Arc<RegionInner>,
+        addr: usize,
+        flags: u64,
+        buf: &mut Page,
+    ) {
+        let r = catch_unwind(AssertUnwindSafe(|| self.fault(region, addr, flags, buf)));
         if r.is_err() {
             add(&self.counters.panics, 1);
             self.fail(addr, &"a panic in the pager's fault handler");
-        }
-    }
-
-    /// Whether a page faulted in for reading may keep its copy in the tier: always, but
-    /// under a memory limit without room for both (the regions within an eighth of the
-    /// resident pages the limit leaves: under pressure, the reclaimer keeps them there, and
-    /// a copy kept would take a resident page's room).
-    fn room_for_clean(&self) -> bool {
-        match &self.reclaim {
-            Some(r) if r.caps_memory() => {
-                let limit = r.limit();
-                self.counters.resident_pages() < limit - limit / 8
-            }
-            _ => true,
-        }
-    }
-
-    /// Reads the pending messages into `msgs` and handles their remove events, under
-    /// `map_lock` held for writing: how many were read (0 when none is pending). Allocates
-    /// nothing (a thread serving its own fault in a SIGBUS handler calls it).
-    fn read_events(&self, msgs: &mut [Msg]) -> usize {
-        let _w = self.map_lock.write();
-        let n = match self.uffd.read(msgs) {
-            Ok(n) => n,
-            Err(e) => {
-                log::error!("acomp-pager: reading the userfaultfd failed: {e}");
-                0
-            }
-        };
-        for m in &msgs[..n] {
-            if m.event == UFFD_EVENT_REMOVE {
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    self.removed(m.arg0 as usize, m.arg1 as usize)
-                }));
-                if r.is_err() {
-                    add(&self.counters.panics, 1);
-                }
-            }
-        }
-        n
-    }
-
-    /// A mapping refused with `EAGAIN`: a remove event not read yet (the program's
-    /// `MADV_DONTNEED`, or the pager's own where a page-out could not move its pages),
-    /// which keeps every mapping out until it is read and its `madvise` goes on. Rather
-    /// than have the access fault again once a handler thread has read it, a handler
-    /// thread reads it, keeping the faults it read beside it for its loop, and so does a
-    /// fault served in a SIGBUS handler (that userfaultfd raises no fault messages). Any
-    /// other thread (the reclaimer serving a parked fault) leaves the reading to the
-    /// handler threads: it has no loop to serve the faults it would read.
-    fn absorb_events(&self) {
-        if !self.signal && !HANDLER.get() {
-            return;
-        }
-        let mut msgs = [Msg::default(); 16];
-        let n = self.read_events(&mut msgs);
-        if !self.signal {
-            let faults = msgs[..n].iter().filter(|m| m.event == UFFD_EVENT_PAGEFAULT);
-            BACKLOG.with_borrow_mut(|b| b.extend(faults));
         }
     }
 
@@ -226,13 +119,8 @@ impl Shared {
         self.stop.raw()
     }
 
-    /// Serves one fault at the page-aligned `addr`.
-    fn fault(&self, addr: usize, flags: u64, buf: &mut Page) {
-        let Some(region) = self.region_of(addr) else {
-            // A region being dropped: the thread retries and finds it unregistered.
-            let _ = self.uffd.wake(addr, PAGE_SIZE);
-            return;
-        };
+    /// Serves one fault at the page-aligned `addr` of `region`.
+    fn fault(&self, region: &Arc<RegionInner>, addr: usize, flags: u64, buf: &mut Page) {
         let p = (addr - region.addr()) / PAGE_SIZE;
         // Counted before the fault's thread is woken, so that what it reads of the counters
         // after its access has the access in it. A parked fault is taken back off before it
@@ -240,11 +128,11 @@ impl Shared {
         // `pgfault` does.
         add(&self.counters.faults, 1);
         if flags & UFFD_PAGEFAULT_FLAG_WP != 0 {
-            self.write_protect_fault(&region, p, addr);
+            self.write_protect_fault(region, p, addr);
         } else {
             let write = flags & UFFD_PAGEFAULT_FLAG_WRITE != 0;
-            if self.missing_fault(&region, p, addr, write, buf, false) && self.fault_around > 0 {
-                self.fault_around(&region, p, buf);
+            if self.missing_fault(region, p, addr, write, buf) && self.fault_around > 0 {
+                self.fault_around(region, p, buf);
             }
         }
     }
@@ -258,15 +146,7 @@ impl Shared {
         self.counters.faults.fetch_sub(1, Ordering::Relaxed);
         if self.signal {
             add(&self.counters.deferred_faults, 1);
-            let mut spins = 0u32;
-            while region.states.peek(p) == BUSY {
-                spins += 1;
-                if spins < 64 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
+            region.states.wait_released(p);
             return;
         }
         self.defer(region, p, addr);
@@ -275,9 +155,7 @@ impl Shared {
     /// A fault on a page not mapped: the page from the tier, or zeros; parked for the
     /// reclaimer, or on a page another thread holds.
     ///
-    /// `around`: not a fault but a page after one, brought in by fault-around
-    /// ([`Shared::fault_around`]): only a page out, none held, nothing waited for, no thread
-    /// woken. Returns whether a page out was mapped.
+    /// Returns whether a page out was mapped (a swap-in: fault-around may follow).
     fn missing_fault(
         &self,
         region: &Arc<RegionInner>,
@@ -285,16 +163,8 @@ impl Shared {
         addr: usize,
         write: bool,
         buf: &mut Page,
-        around: bool,
     ) -> bool {
-        if around {
-            // Only while no fault would wait for room, and on pages out, not held.
-            if self.reclaim.as_ref().is_some_and(|r| r.must_throttle(self))
-                || region.states.peek(p) != OUT
-            {
-                return false;
-            }
-        } else if let Some(r) = &self.reclaim {
+        if let Some(r) = &self.reclaim {
             if r.must_throttle(self) {
                 // Over the limit and the reclaimer behind: the fault waits for it, as a
                 // task in the kernel waits in direct reclaim, and is served once it made
@@ -313,12 +183,6 @@ impl Shared {
             }
         }
         let old = match region.states.acquire(p) {
-            Acquired::Held(OUT) => OUT,
-            Acquired::Held(s) if around => {
-                self.finish(region, p, s, s);
-                return false;
-            }
-            Acquired::Busy { .. } if around => return false,
             Acquired::Held(s) => s,
             Acquired::Busy { zapped: true } => {
                 // The program dropped the page while another thread held it, and this
@@ -355,9 +219,7 @@ impl Shared {
             };
             if let Err(e) = loaded {
                 held.release(OUT);
-                if !around {
-                    self.fail(addr, &e);
-                }
+                self.fail(addr, &e);
                 return false;
             }
         }
@@ -380,7 +242,7 @@ impl Shared {
                 // drops the tier's entry).
                 self.uffd.zeropage(addr, true)
             } else if old == OUT {
-                self.uffd.copy(addr, buf, clean, !around)
+                self.uffd.copy(addr, buf, clean, true)
             } else if write {
                 self.uffd.copy(addr, &ZEROS, false, true)
             } else {
@@ -389,8 +251,7 @@ impl Shared {
         };
         let mut mapped = map(buf);
         let mut tries = 0;
-        while !around
-            && tries < EAGAIN_TRIES
+        while tries < EAGAIN_TRIES
             && mapped
                 .as_ref()
                 .is_err_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
@@ -411,10 +272,8 @@ impl Shared {
             Err(errno) => {
                 counter.fetch_sub(1, Ordering::Relaxed);
                 held.count(old);
-                if old == OUT && clean && !self.tier.clear_clean(key) {
-                    // Not mapped: a clean mark undone first, so that the tier cannot drop
-                    // the only copy (or stored again, where it did meanwhile).
-                    let _ = self.tier.store(key, buf);
+                if old == OUT && clean {
+                    self.keep_copy(key, buf);
                 }
                 held.release(old);
                 if errno == Some(libc::EEXIST) || errno == Some(libc::EAGAIN) || region.dying() {
@@ -429,9 +288,7 @@ impl Shared {
                         std::thread::yield_now();
                     }
                 } else if let Err(e) = mapped {
-                    if !around {
-                        self.fail(addr, &e);
-                    }
+                    self.fail(addr, &e);
                 }
                 return false;
             }
@@ -447,143 +304,6 @@ impl Shared {
         }
         held.release(new);
         old == OUT
-    }
-
-    /// Fault-around for a run of swap-ins in order, as the kernel's swap readahead for a
-    /// device without `SWP_SYNCHRONOUS_IO`: where page `p`, just swapped in, is the page
-    /// after the last run brought in, the window doubles (1, 2, 4 up to
-    /// [`Builder::fault_around`](crate::Builder::fault_around) pages)
-    /// and the pages after `p` that are out come in with it, until one is not; anything
-    /// else closes the window. A sweep takes one fault for each window; random accesses
-    /// take none more. Counted in `swap_ins` and [`Stats::swap_readahead`](crate::Stats::swap_readahead).
-    fn fault_around(&self, region: &Arc<RegionInner>, p: usize, buf: &mut Page) {
-        let window = if region.around.next.load(Ordering::Relaxed) == p {
-            (region.around.window.load(Ordering::Relaxed) * 2).clamp(1, self.fault_around)
-        } else {
-            0
-        };
-        let window = window.min(region.states.len() - p - 1);
-        let n = match self.around_pages.try_lock() {
-            // Counted in `swap_readahead` by `map_window`, before the pages are mapped.
-            Some(mut pages) if window > 1 => self.map_window(region, p + 1, &mut pages[..window]),
-            _ => {
-                let mut n = 0;
-                while n < window {
-                    let q = p + 1 + n;
-                    let addr = region.addr() + q * PAGE_SIZE;
-                    if !self.missing_fault(region, q, addr, false, buf, true) {
-                        break;
-                    }
-                    n += 1;
-                }
-                add(&self.counters.swap_readahead, n as u64);
-                n
-            }
-        };
-        region.around.window.store(window, Ordering::Relaxed);
-        region.around.next.store(p + 1 + n, Ordering::Relaxed);
-    }
-
-    /// Fault-around's window in one `UFFDIO_COPY`: pages `first..` that are out, held and
-    /// loaded into `pages` side by side until one is not (not out, held by another thread,
-    /// dropped by the program, its load failed), then mapped together, each released as
-    /// [`Shared::missing_fault`] releases a read's page. How many were mapped.
-    fn map_window(&self, region: &Arc<RegionInner>, first: usize, pages: &mut [Page]) -> usize {
-        // No more than the limit has room for: fault-around never takes the regions past it.
-        let room = self.reclaim.as_ref().map_or(pages.len(), |r| r.room(self));
-        let len = room.min(pages.len());
-        let pages = &mut pages[..len];
-        let clean = self.keep_clean && self.room_for_clean();
-        let mut held = 0;
-        while held < pages.len() {
-            let q = first + held;
-            if region.states.peek(q) != OUT {
-                break;
-            }
-            match region.states.acquire(q) {
-                Acquired::Held(OUT) => {}
-                Acquired::Held(s) => {
-                    self.finish(region, q, s, s);
-                    break;
-                }
-                Acquired::Busy { .. } => break,
-            }
-            let key = key(region.id, q);
-            let loaded = if clean {
-                self.tier.load_clean(key, &mut pages[held])
-            } else {
-                self.tier.load(key, &mut pages[held])
-            };
-            if loaded.is_err() || region.states.zapped(q) {
-                // Left for its own fault: as it was (a zapped page's release drops it).
-                if loaded.is_ok() && clean {
-                    self.keep_copy(key, &pages[held]);
-                }
-                self.finish(region, q, OUT, OUT);
-                break;
-            }
-            held += 1;
-        }
-        if held == 0 {
-            return 0;
-        }
-        let new = if clean { CLEAN } else { RESIDENT };
-        // Counted before the mapping, as a fault's page is (the program may read the pages
-        // as soon as they are mapped), and taken back for those not mapped.
-        let count = |pages: usize, from: u8, to: u8, sign: bool| {
-            let n = pages as u64;
-            for c in [&self.counters.swap_ins, &self.counters.swap_readahead] {
-                if sign {
-                    add(c, n);
-                } else {
-                    c.fetch_sub(n, Ordering::Relaxed);
-                }
-            }
-            for _ in 0..pages {
-                self.counters.moved(from, to);
-            }
-        };
-        let mapped = {
-            let _r = self.map_lock.read();
-            // Under the lock that orders mappings against remove events: a page the program
-            // dropped since it was loaded ends the run (see `Shared::map_lock`).
-            let upto = (0..held)
-                .find(|&i| region.states.zapped(first + i))
-                .unwrap_or(held);
-            count(upto, OUT, new, true);
-            let (mapped, _) =
-                self.uffd
-                    .copy_run(region.addr() + first * PAGE_SIZE, &pages[..upto], clean);
-            count(upto - mapped, new, OUT, false);
-            mapped
-        };
-        for (i, page) in pages[..held].iter().enumerate() {
-            let q = first + i;
-            let key = key(region.id, q);
-            if i < mapped {
-                if !clean {
-                    self.tier.invalidate(key);
-                }
-                if let Some(r) = &self.reclaim {
-                    r.note_resident(self, region, q, true);
-                }
-                self.finish_counted(region, q, new);
-            } else {
-                if clean {
-                    self.keep_copy(key, page);
-                }
-                self.finish(region, q, OUT, OUT);
-            }
-        }
-        mapped
-    }
-
-    /// A page loaded with `load_clean` that was not mapped after all: its clean mark undone,
-    /// so that the tier cannot drop the only copy (or stored again, where it did meanwhile).
-    fn keep_copy(&self, key: u64, page: &Page) {
-        if !self.tier.clear_clean(key) {
-            let _ = self.tier.store(key, page);
-        }
     }
 
     /// A write to a write-protected page: a clean page's first write (its copy dropped) or
@@ -647,38 +367,5 @@ impl Shared {
             log::error!("acomp-pager: poisoning {addr:#x} failed ({e}); the thread retries");
         }
         let _ = self.uffd.wake(addr, PAGE_SIZE);
-    }
-
-    /// The program's `MADV_DONTNEED`/`MADV_REMOVE` over `[start, end)` (or the pager's own,
-    /// counted by [`Shared::own_remove`]). Called with `map_lock` held for writing.
-    fn removed(&self, start: usize, end: usize) {
-        if self.own_remove(start, end) {
-            return;
-        }
-        // Under the list's read lock, allocating nothing: a thread serving its own fault in
-        // a SIGBUS handler reads events too.
-        let regions = self.regions.read();
-        for r in regions
-            .iter()
-            .filter(|r| r.addr() < end && start < r.addr() + r.len())
-        {
-            let first = start.saturating_sub(r.addr()) / PAGE_SIZE;
-            let last = ((end - r.addr()).min(r.len())).div_ceil(PAGE_SIZE);
-            r.states.for_each_touched_run(first, last, |a, b| {
-                for p in a..b {
-                    loop {
-                        match r.states.acquire(p) {
-                            Acquired::Held(s) => {
-                                self.drop_page(r, p, s);
-                                break;
-                            }
-                            // Its holder drops what it had when it releases it.
-                            Acquired::Busy { .. } if r.states.mark_zapped(p) => break,
-                            Acquired::Busy { .. } => {}
-                        }
-                    }
-                }
-            });
-        }
     }
 }

@@ -186,9 +186,13 @@
 //   shared                               Shared, Owner; releasing a held page
 //   pageout                              a page-out's batch
 //   reclaim                              the reclaimer's work and its thread
-//   fault, region                        the handler threads; Region
+//   events, around                       remove events; fault-around and clean copies
+//   fault, region                        the handler threads' faults; Region
+//   signal_fault                         faults served on the faulting thread
 //   pager                                Builder, Pager
+mod around;
 mod error;
+mod events;
 mod fault;
 mod lru;
 mod pageout;
@@ -197,6 +201,7 @@ mod pages;
 mod reclaim;
 mod region;
 mod shared;
+mod signal_fault;
 mod state;
 mod stats;
 mod sys;

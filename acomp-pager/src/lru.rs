@@ -70,13 +70,17 @@ pub(crate) struct Reclaim {
     /// Bumped after each batch the reclaimer pages out: faults waiting for room in a SIGBUS
     /// handler sleep on it (a futex).
     pub(crate) progress: AtomicU32,
+    /// Whether [`Reclaim::reserve`] keeps room in the lists (a signal-mode pager's).
+    reserve_ahead: bool,
 }
 
 impl Reclaim {
-    /// A reclaimer for a resident limit, a memory limit or both, in pages.
+    /// A reclaimer for a resident limit, a memory limit or both, in pages; `reserve_ahead`
+    /// for a signal-mode pager's ([`Reclaim::reserve`]).
     pub(crate) fn new(
         resident_pages: Option<u64>,
         memory_pages: Option<u64>,
+        reserve_ahead: bool,
     ) -> Result<Reclaim, Error> {
         for (name, pages) in [
             ("resident_limit", resident_pages),
@@ -100,6 +104,7 @@ impl Reclaim {
             throttled: Mutex::new(Vec::new()),
             stalled: AtomicBool::new(false),
             progress: AtomicU32::new(0),
+            reserve_ahead,
         })
     }
 
@@ -152,9 +157,12 @@ impl Reclaim {
     }
 
     /// Keeps room in both lists for the limit's worth of entries more (at most 2^20), so
-    /// that faults served in a SIGBUS handler add to them without allocating (called for a
-    /// signal-mode pager only).
+    /// that faults served in a SIGBUS handler add to them without allocating (a
+    /// signal-mode pager's; others' grow as they need).
     pub(crate) fn reserve(&self) {
+        if !self.reserve_ahead {
+            return;
+        }
         let room = self.limit().min(1 << 20) as usize;
         let mut l = self.lists.lock();
         let Lists { inactive, active } = &mut *l;

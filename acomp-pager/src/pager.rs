@@ -170,13 +170,13 @@ impl Builder {
             (None, false) => cpus.clamp(2, 8),
         };
         if self.signal_faults {
-            crate::sys::install_sigbus_handler(crate::fault::serve_signal)
+            crate::sys::install_sigbus_handler(crate::signal_fault::serve_signal)
                 .map_err(Error::os("sigaction"))?;
         }
         let pages = |bytes: Option<u64>| bytes.map(|b| b / PAGE_SIZE as u64);
         let reclaim = match (self.resident_limit, self.memory_limit) {
             (None, None) => None,
-            (r, m) => Some(Reclaim::new(pages(r), pages(m))?),
+            (r, m) => Some(Reclaim::new(pages(r), pages(m), self.signal_faults)?),
         };
         let shared = Arc::new(Shared {
             tier: self.tier,

@@ -163,9 +163,7 @@ impl Reclaim {
 /// is caught and counted, and the thread goes on.
 pub(crate) fn run(shared: &Shared, serve: &ServeParked<'_>) {
     let r = shared.reclaim.as_ref().expect("started with a limit");
-    if shared.signal {
-        r.reserve();
-    }
+    r.reserve();
     loop {
         {
             let mut w = r.wake.lock();
@@ -216,9 +214,7 @@ pub(crate) fn run(shared: &Shared, serve: &ServeParked<'_>) {
 /// the limit) or no victim left memory in a pass: then why, if still over the limit.
 fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String> {
     r.refresh_pool(&shared.tier);
-    if shared.signal {
-        r.reserve();
-    }
+    r.reserve();
     let mut victims = Vec::with_capacity(BATCH);
     let mut why = None;
     while shared.counters.resident_pages() > r.limit() - r.limit() / 32 {
@@ -251,9 +247,7 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
             i = j;
         }
         r.refresh_pool(&shared.tier);
-        if shared.signal {
-            r.reserve();
-        }
+        r.reserve();
         r.progress.fetch_add(1, Ordering::Release);
         crate::sys::futex_wake(&r.progress);
         if !r.must_throttle(shared) {

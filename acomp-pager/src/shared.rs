@@ -232,7 +232,7 @@ impl Shared {
     ) -> std::io::Result<()> {
         assert!(len / PAGE_SIZE <= BATCH && len % PAGE_SIZE == 0);
         let moved = match &self.mover {
-            Some(m) => m.drop(region.addr() + offset, len).0,
+            Some(m) => m.move_out(region.addr() + offset, len).0,
             None => 0,
         };
         if moved == len {

@@ -168,12 +168,16 @@ impl States {
             if let Acquired::Held(s) = self.acquire(p) {
                 return s;
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            back_off(&mut spins);
+        }
+    }
+
+    /// Waits (as [`States::acquire_wait`] does) until page `p` is not held, without holding
+    /// it: for a fault served on the faulting thread, which then retries its access.
+    pub fn wait_released(&self, p: usize) {
+        let mut spins = 0u32;
+        while self.peek(p) == BUSY {
+            back_off(&mut spins);
         }
     }
 
@@ -209,6 +213,17 @@ impl States {
     pub fn release_zapped(&self, p: usize, state: u8) {
         debug_assert!(state < BUSY);
         self.pages[p].store(state, Ordering::Release);
+    }
+}
+
+/// A waiter's pause between two looks at a held page: a spin for the first 64, then the
+/// CPU yielded (the holder may be waiting for it).
+fn back_off(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
     }
 }
 

@@ -52,7 +52,7 @@ impl Mover {
     /// Drops the pages of `[addr, addr + len)` (page-aligned, at most the mover's run):
     /// how many bytes from the start left the region (moved and freed, or not mapped),
     /// and why the rest did not.
-    pub fn drop(&self, addr: usize, len: usize) -> (usize, Option<io::Error>) {
+    pub fn move_out(&self, addr: usize, len: usize) -> (usize, Option<io::Error>) {
         assert!(len <= self.pages * PAGE_SIZE && len % PAGE_SIZE == 0);
         let taken = self.free.lock().pop();
         let scratch = match taken {
