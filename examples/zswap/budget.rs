@@ -206,8 +206,13 @@ pub struct Measured {
     /// The kernel's cgroup limit, or the pager's memory limit.
     pub limit_bytes: u64,
     /// Over the timed stream: the child's major faults (`ru_majflt`), or the pager's
-    /// `Stats::swap_ins`.
+    /// `Stats::swap_ins` (pages read from the tier, fault-around's included).
     pub swap_ins: u64,
+    /// Of `swap_ins`, the pager's pages brought in by fault-around, not by a fault of
+    /// their own (`Stats::swap_readahead`); 0 on the kernel's side (zram's swap-in reads
+    /// one page a fault).
+    #[serde(default)]
+    pub swap_readahead: u64,
     /// Over the timed stream: the child's minor and major faults, or the pager's
     /// `Stats::faults`.
     pub faults: u64,
@@ -354,6 +359,7 @@ pub fn pager_side(
         store_bytes: pool,
         limit_bytes: memory_bytes,
         swap_ins: after.swap_ins - before.swap_ins,
+        swap_readahead: after.swap_readahead - before.swap_readahead,
         faults: after.faults - before.faults,
         wrong_records: wrong,
     })

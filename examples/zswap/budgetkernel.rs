@@ -235,6 +235,7 @@ pub fn child(spec_json: &str) -> Result<Measured, String> {
         store_bytes: mm.mem_used_total,
         limit_bytes: spec.limit_bytes,
         swap_ins: maj1 - maj0,
+        swap_readahead: 0,
         faults: (min1 - min0) + (maj1 - maj0),
         wrong_records: wrong,
     })
