@@ -165,6 +165,9 @@ impl Shared {
         buf: &mut Page,
     ) -> bool {
         if let Some(r) = &self.reclaim {
+            if r.direct {
+                crate::reclaim::reclaim_direct(self, r);
+            }
             if r.must_throttle(self) {
                 // Over the limit and the reclaimer behind: the fault waits for it, as a
                 // task in the kernel waits in direct reclaim, and is served once it made

@@ -149,7 +149,11 @@
 //! between watermarks. Faults that would take the regions past the limit by more than a
 //! sixteenth of it (at least 128 pages) wait for the reclaimer, as a task waits in direct
 //! reclaim ([`Stats::throttled_faults`]), and are served once it made room: the access
-//! faults once. A memory limit is hard: its slack (a sixty-fourth) comes out of the
+//! faults once. Faults served on the faulting thread ([`Builder::signal_faults`]) reclaim
+//! themselves, as the kernel's direct reclaim does: one that would take the regions past
+//! the limit first pages out a batch of 32 of the coldest pages ([`Builder::direct_reclaim`],
+//! [`Stats::direct_reclaimed`]), and the reclaim thread is woken only where they cannot
+//! keep under it. A memory limit is hard: its slack (a sixty-fourth) comes out of the
 //! resident pages it leaves, so faults reach the limit and no further, give or take a batch
 //! of 32 pages the reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
 //! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its

@@ -72,15 +72,22 @@ pub(crate) struct Reclaim {
     pub(crate) progress: AtomicU32,
     /// Whether [`Reclaim::reserve`] keeps room in the lists (a signal-mode pager's).
     reserve_ahead: bool,
+    /// Whether faults reclaim on their own thread ([`Builder::direct_reclaim`]): the
+    /// reclaim thread is then kicked only once they cannot keep the regions under the limit.
+    ///
+    /// [`Builder::direct_reclaim`]: crate::Builder::direct_reclaim
+    pub(crate) direct: bool,
 }
 
 impl Reclaim {
     /// A reclaimer for a resident limit, a memory limit or both, in pages; `reserve_ahead`
-    /// for a signal-mode pager's ([`Reclaim::reserve`]).
+    /// for a signal-mode pager's ([`Reclaim::reserve`]); `direct` where faults reclaim on
+    /// their own thread.
     pub(crate) fn new(
         resident_pages: Option<u64>,
         memory_pages: Option<u64>,
         reserve_ahead: bool,
+        direct: bool,
     ) -> Result<Reclaim, Error> {
         for (name, pages) in [
             ("resident_limit", resident_pages),
@@ -105,6 +112,7 @@ impl Reclaim {
             stalled: AtomicBool::new(false),
             progress: AtomicU32::new(0),
             reserve_ahead,
+            direct,
         })
     }
 

@@ -30,6 +30,7 @@ pub struct Builder {
     fault_around: usize,
     page_out_threads: usize,
     keep_clean: bool,
+    direct_reclaim: bool,
 }
 
 impl Builder {
@@ -97,9 +98,10 @@ impl Builder {
     ///   had: a SIGBUS that is not a fault on one of its regions goes on to that action as
     ///   before. A program with a SIGBUS handler of its own installs it before the first
     ///   such pager is built, or hands the signals it does not know to the one it replaced.
-    /// - The handler allocates nothing, and the locks it takes are held only inside the
-    ///   pager's and the tier's code, which never touches a region's pages while holding
-    ///   one: the tier's calls must not be given a region's memory as their buffers (a store
+    /// - The handler allocates nothing to serve a fault (but for a fault over the limit,
+    ///   which first pages out a batch: [`Builder::direct_reclaim`] says when that matters),
+    ///   and the locks it takes are held only inside the pager's and the tier's code, which
+    ///   never touches a region's pages while holding one: the tier's calls must not be given a region's memory as their buffers (a store
     ///   from a region page would fault inside the tier). Every other signal is held off
     ///   while it runs, and the pager's threads block the signals sent to the process, so a
     ///   signal handler of the program's may touch a region. A thread that blocks SIGBUS
@@ -110,8 +112,10 @@ impl Builder {
     /// - The kernel's writes into a page faulted in by a read and kept clean (its copy in
     ///   the tier, the page write-protected: the default without a memory limit) fail with
     ///   `EFAULT` too, until the program writes it.
-    /// - A fault over the limits waits on the faulting thread for the reclaimer (the
-    ///   kernel's direct reclaim waits the same way); a fault that cannot be served poisons
+    /// - A fault that would take the regions past their limit pages out a batch of the
+    ///   coldest pages on the faulting thread first ([`Builder::direct_reclaim`], the
+    ///   kernel's direct reclaim), and waits there for the reclaim thread where it could
+    ///   not; a fault that cannot be served poisons
     ///   the page, and the retried access is SIGBUS to the program, as with the threads.
     /// - One handler thread still reads the program's remove events (`MADV_DONTNEED`);
     ///   [`Stats::fault_service_p50_ns`](crate::Stats::fault_service_p50_ns) times the
@@ -152,6 +156,31 @@ impl Builder {
         self
     }
 
+    /// Whether a fault served on the faulting thread ([`Builder::signal_faults`]) that would
+    /// take the regions past their limit ([`Builder::memory_limit`],
+    /// [`Builder::resident_limit`]) first pages out a batch of the coldest pages itself
+    /// (default: true), as a task in the kernel reclaims before it charges a page past its
+    /// cgroup's `memory.max`. The page tables then change on the CPU that runs the program:
+    /// the reclaim thread's page-outs, on another CPU, interrupt the program's CPU to flush
+    /// its TLB once or twice for each run of pages they drop, which cost the program more
+    /// than the compression the thread took off it (BENCHMARKS.md, "Under a memory
+    /// budget"). The reclaim thread still runs where the faults cannot keep the regions
+    /// under the limit (every victim held, the tier refusing), and the throttle waits for
+    /// it as before. Counted in [`Stats::direct_reclaimed`](crate::Stats).
+    ///
+    /// What it costs: the batch is compressed and stored in the SIGBUS handler, where the
+    /// tier may allocate (its index and entries grow, a store at its budget writes back).
+    /// A signal handler that allocates deadlocks only where the interrupted code holds the
+    /// allocator's lock, which a fault on a region page means the allocator itself touched
+    /// the region: a program whose global allocator keeps its heap in a region turns this
+    /// off (faults over the limit then wait for the reclaim thread, allocating nothing).
+    /// Without `signal_faults` it changes nothing: the handler threads leave reclaim to
+    /// the reclaim thread.
+    pub fn direct_reclaim(mut self, on: bool) -> Self {
+        self.direct_reclaim = on;
+        self
+    }
+
     /// Opens the userfaultfd and starts the threads.
     ///
     /// # Errors
@@ -176,7 +205,12 @@ impl Builder {
         let pages = |bytes: Option<u64>| bytes.map(|b| b / PAGE_SIZE as u64);
         let reclaim = match (self.resident_limit, self.memory_limit) {
             (None, None) => None,
-            (r, m) => Some(Reclaim::new(pages(r), pages(m), self.signal_faults)?),
+            (r, m) => Some(Reclaim::new(
+                pages(r),
+                pages(m),
+                self.signal_faults,
+                self.signal_faults && self.direct_reclaim,
+            )?),
         };
         let shared = Arc::new(Shared {
             tier: self.tier,
@@ -262,6 +296,7 @@ impl Pager {
             fault_around: 16,
             page_out_threads: cpus.min(4),
             keep_clean: true,
+            direct_reclaim: true,
         }
     }
 

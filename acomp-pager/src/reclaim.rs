@@ -78,11 +78,18 @@ impl Reclaim {
 
     /// True when resident pages are past the limit and its slack, and there is something
     /// to reclaim: the fault waits. Kicks the reclaimer past the high watermark (a
-    /// sixty-fourth under the limit), as the kernel wakes kswapd before a task must reclaim.
+    /// sixty-fourth under the limit), as the kernel wakes kswapd before a task must reclaim;
+    /// where faults reclaim on their own thread ([`reclaim_direct`]), only past the limit
+    /// (they could not keep under it).
     pub(crate) fn must_throttle(&self, shared: &Shared) -> bool {
         let resident = shared.counters.resident_pages();
         let limit = self.limit();
-        if resident > limit - limit / 64 {
+        let high = if self.direct {
+            limit
+        } else {
+            limit - limit / 64
+        };
+        if resident > high {
             self.kick();
         }
         resident >= limit + self.slack() && !self.stalled.load(Ordering::Relaxed) && {
@@ -158,6 +165,63 @@ impl Reclaim {
     }
 }
 
+/// Pages out `victims` (as `(region, page)`), each run of neighbours in one batch: how many
+/// left memory, and why the last batch that stopped short did.
+fn page_out_victims(shared: &Shared, victims: &mut [(u32, usize)]) -> (usize, Option<String>) {
+    victims.sort_unstable();
+    let (mut moved, mut why) = (0, None);
+    let mut i = 0;
+    while i < victims.len() {
+        let (id, first) = victims[i];
+        let mut j = i + 1;
+        while j < victims.len() && victims[j] == (id, first + (j - i)) {
+            j += 1;
+        }
+        let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
+        if let Some(region) = region {
+            let done = page_out_batch(shared, &region, first, first + (j - i), true);
+            moved += done.moved;
+            if let Some(refused) = done.refused {
+                why = Some(match refused {
+                    Refused::Tier(e) => format!("the tier refused a page: {e}"),
+                    e => e.to_string(),
+                });
+            }
+        }
+        i = j;
+    }
+    (moved, why)
+}
+
+/// Direct reclaim ([`Builder::direct_reclaim`](crate::Builder::direct_reclaim)): where the
+/// regions are at the limit, the fault about to bring a page in first pages out a batch of
+/// the coldest on its own thread, as a task in the kernel reclaims before it charges a page
+/// past `memory.max` (`mm/memcontrol.c` `try_charge`, `SWAP_CLUSTER_MAX` pages at a time):
+/// the page tables change on the CPU that runs the program, so no other CPU is interrupted
+/// to flush its TLB (the reclaim thread's page-outs interrupted the program's CPU once or
+/// twice a batch run). How many pages left memory; where none could, the fault goes on to
+/// the throttle, which kicks the reclaim thread.
+pub(crate) fn reclaim_direct(shared: &Shared, r: &Reclaim) -> usize {
+    if shared.counters.resident_pages() < r.limit() {
+        return 0;
+    }
+    r.refresh_pool(&shared.tier);
+    if shared.counters.resident_pages() < r.limit() {
+        return 0;
+    }
+    let mut victims = Vec::with_capacity(BATCH);
+    r.victims(shared, &mut victims);
+    let (moved, _) = page_out_victims(shared, &mut victims);
+    r.refresh_pool(&shared.tier);
+    r.reserve();
+    if moved > 0 {
+        add(&shared.counters.direct_reclaimed, moved as u64);
+        r.progress.fetch_add(1, Ordering::Release);
+        crate::sys::futex_wake(&r.progress);
+    }
+    moved
+}
+
 /// The reclaim thread's body: a round each time it is kicked (or, stalled, every
 /// [`STALL_RETRY`]), then the faults parked meanwhile served by `serve`; a panic in a round
 /// is caught and counted, and the thread goes on.
@@ -224,27 +288,9 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
             why = Some("no resident page is on its lists".to_string());
             break;
         }
-        victims.sort_unstable();
-        let mut moved = 0;
-        let mut i = 0;
-        while i < victims.len() {
-            let (id, first) = victims[i];
-            let mut j = i + 1;
-            while j < victims.len() && victims[j] == (id, first + (j - i)) {
-                j += 1;
-            }
-            let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
-            if let Some(region) = region {
-                let done = page_out_batch(shared, &region, first, first + (j - i), true);
-                moved += done.moved;
-                if let Some(refused) = done.refused {
-                    why = Some(match refused {
-                        Refused::Tier(e) => format!("the tier refused a page: {e}"),
-                        e => e.to_string(),
-                    });
-                }
-            }
-            i = j;
+        let (moved, refused) = page_out_victims(shared, &mut victims);
+        if refused.is_some() {
+            why = refused;
         }
         r.refresh_pool(&shared.tier);
         r.reserve();

@@ -14,8 +14,11 @@ use crate::sys::{UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE};
 /// fault at `addr`, raised by a region of a signal-mode pager, served on the faulting
 /// thread. True if it was one (the access is retried), false to pass the signal on.
 ///
-/// What it may do, in a signal handler: no allocation (the page is decoded into a buffer on
-/// this stack; the reclaimer's lists have room reserved ahead); the locks it takes (the
+/// What it may do, in a signal handler: no allocation to serve the fault (the page is
+/// decoded into a buffer on this stack; the reclaimer's lists have room reserved ahead),
+/// only to page out a batch first where the fault would pass the limit
+/// ([`Builder::direct_reclaim`](crate::Builder::direct_reclaim): the tier's store may
+/// allocate, safe unless the program's allocator keeps its heap in a region); the locks it takes (the
 /// pagers' and regions' lists, the tier's entry and index locks, the reclaimer's list) are
 /// held only inside the pager's and the tier's own code, which never touches a region's
 /// pages while it holds one, so the interrupted thread holds none of them; it waits only

@@ -42,8 +42,12 @@ pub struct Stats {
     pub clean_swap_outs: u64,
     /// Zero pages paged out: dropped, nothing stored.
     pub zero_swap_outs: u64,
-    /// Pages paged out by the reclaimer to keep under `resident_limit`.
+    /// Pages paged out by the reclaimer to keep under `resident_limit` or `memory_limit`.
     pub reclaimed: u64,
+    /// Of `reclaimed`: pages paged out by faults on their own thread before they brought a
+    /// page in ([`Builder::direct_reclaim`](crate::Builder::direct_reclaim); the kernel's
+    /// `pgsteal_direct`), not by the reclaim thread (`pgsteal_kswapd`).
+    pub direct_reclaimed: u64,
     /// The reclaimer's victims that stayed in memory (the tier refused them, or they are
     /// locked or unreadable): back on its list, still counted against the limit.
     pub reclaim_kept: u64,
@@ -86,6 +90,7 @@ pub struct Counters {
     pub clean_swap_outs: AtomicU64,
     pub zero_swap_outs: AtomicU64,
     pub reclaimed: AtomicU64,
+    pub direct_reclaimed: AtomicU64,
     pub reclaim_kept: AtomicU64,
     pub reclaim_stalls: AtomicU64,
     pub refaults_activated: AtomicU64,
@@ -160,6 +165,7 @@ impl Counters {
             clean_swap_outs: get(&self.clean_swap_outs),
             zero_swap_outs: get(&self.zero_swap_outs),
             reclaimed: get(&self.reclaimed),
+            direct_reclaimed: get(&self.direct_reclaimed),
             reclaim_kept: get(&self.reclaim_kept),
             reclaim_stalls: get(&self.reclaim_stalls),
             refaults_activated: get(&self.refaults_activated),

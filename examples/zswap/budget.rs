@@ -15,7 +15,10 @@
 //!   its `memory_limit` (resident pages and the tier's pool together) that memory
 //!   ([`pager_for`]), faults served by the handler threads (the default); then
 //!   **pager-signal**, the same with faults served on the faulting thread
-//!   (`Builder::signal_faults`).
+//!   (`Builder::signal_faults`), and before it **pager-signal-no-direct**, that without
+//!   direct reclaim (`Builder::direct_reclaim(false)`); then **pager-recompress**, that with idle
+//!   recompression (the tier's `recompress` with zstd, `recompress_every`
+//!   [`RECOMPRESS_INTERVAL`]) in [`RECOMPRESS_MEMORY_PERCENT`] of the kernel's memory.
 //!
 //! A row per side and combination ([`Row`]: `--json`'s `budget` array), a table
 //! ([`print()`]), and with `--plot` a plot (`crate::budgetplot`).
@@ -38,8 +41,71 @@ pub const SIDE_PAGER: &str = "pager";
 /// `side` of the pager's rows with its faults served on the faulting thread
 /// (`Builder::signal_faults`).
 pub const SIDE_PAGER_SIGNAL: &str = "pager-signal";
+/// `side` of the pager's rows with its faults served on the faulting thread, reclaim left
+/// to the reclaim thread (`Builder::direct_reclaim(false)`): what direct reclaim buys.
+pub const SIDE_PAGER_SIGNAL_NO_DIRECT: &str = "pager-signal-no-direct";
+/// `side` of the pager's rows with its faults served on the faulting thread and idle
+/// pages recompressed with zstd, in [`RECOMPRESS_MEMORY_PERCENT`] of the kernel's memory.
+pub const SIDE_PAGER_RECOMPRESS: &str = "pager-recompress";
 /// `side` of the kernel's rows.
 pub const SIDE_KERNEL: &str = "kernel";
+
+/// The memory of [`SIDE_PAGER_RECOMPRESS`]'s rows: this percent of the kernel's (issue
+/// 49's goal: the kernel's speed in 0.8x its memory).
+pub const RECOMPRESS_MEMORY_PERCENT: u64 = 80;
+/// How often [`SIDE_PAGER_RECOMPRESS`]'s tier marks its entries idle and recompresses
+/// those idle since the last mark (`Zswap::recompress_every`): a page left alone in the
+/// pool for one to two intervals is recompressed.
+pub const RECOMPRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+/// The recompression transform of [`SIDE_PAGER_RECOMPRESS`]'s tier.
+pub const RECOMPRESS_ALGORITHM: &str = "zstd";
+
+/// How a pager's side runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagerSide {
+    /// [`SIDE_PAGER`], [`SIDE_PAGER_SIGNAL`] or [`SIDE_PAGER_RECOMPRESS`].
+    pub side: &'static str,
+    /// Faults served on the faulting thread (`Builder::signal_faults`).
+    pub signal: bool,
+    /// `Builder::direct_reclaim` (with `signal`).
+    pub direct: bool,
+    /// Idle pages recompressed ([`RECOMPRESS_ALGORITHM`], every [`RECOMPRESS_INTERVAL`]).
+    pub recompress: bool,
+    /// The pager's memory limit in percent of the memory it is given (the kernel's).
+    pub memory_percent: u64,
+}
+
+/// The pager's sides, in the order they run.
+pub const PAGER_SIDES: [PagerSide; 4] = [
+    PagerSide {
+        side: SIDE_PAGER,
+        signal: false,
+        direct: true,
+        recompress: false,
+        memory_percent: 100,
+    },
+    PagerSide {
+        side: SIDE_PAGER_SIGNAL_NO_DIRECT,
+        signal: true,
+        direct: false,
+        recompress: false,
+        memory_percent: 100,
+    },
+    PagerSide {
+        side: SIDE_PAGER_SIGNAL,
+        signal: true,
+        direct: true,
+        recompress: false,
+        memory_percent: 100,
+    },
+    PagerSide {
+        side: SIDE_PAGER_RECOMPRESS,
+        signal: true,
+        direct: true,
+        recompress: true,
+        memory_percent: RECOMPRESS_MEMORY_PERCENT,
+    },
+];
 
 /// Records at most: 256 MiB of pages (the input's first this many).
 pub const MAX_RECORDS: usize = 65_536;
@@ -292,31 +358,35 @@ pub fn limit_bytes(records: u64, percent: u8) -> u64 {
 
 /// The pager over `tier` for records in `memory_bytes`, resident pages and the pool
 /// together: `Builder::memory_limit` (a page faulted in gives up its copy in the pool
-/// unless the limit has room for both), its faults served on the faulting thread with
-/// `signal` (`Builder::signal_faults`), the rest the defaults.
+/// unless the limit has room for both), its faults served as `side` says
+/// (`Builder::signal_faults`, `Builder::direct_reclaim`), the rest the defaults.
 ///
 /// # Errors
 ///
 /// The pager's, as a line.
-pub fn pager_for(tier: Arc<Zswap>, memory_bytes: u64, signal: bool) -> Result<Pager, String> {
+pub fn pager_for(tier: Arc<Zswap>, memory_bytes: u64, side: &PagerSide) -> Result<Pager, String> {
     Pager::builder(tier)
         .memory_limit(memory_bytes)
-        .signal_faults(signal)
+        .signal_faults(side.signal)
+        .direct_reclaim(side.direct)
         .build()
         .map_err(|e| format!("the pager: {e}"))
 }
 
-/// A tier of [`ALGORITHM`] holding `pages` pages whatever their ratio.
-fn tier(pages: u64) -> Result<Zswap, String> {
+/// A tier of [`ALGORITHM`] holding `pages` pages whatever their ratio; with `recompress`,
+/// idle pages recompressed with [`RECOMPRESS_ALGORITHM`].
+fn tier(pages: u64, recompress: bool) -> Result<Zswap, String> {
     let tfm = acomp::Acomp::new(ALGORITHM).map_err(|e| e.to_string())?;
-    Zswap::builder(tfm)
-        .max_pool_bytes(crate::pager::budget(pages))
-        .build()
-        .map_err(|e| format!("the tier: {e}"))
+    let mut b = Zswap::builder(tfm).max_pool_bytes(crate::pager::budget(pages));
+    if recompress {
+        b = b.recompress(acomp::Acomp::new(RECOMPRESS_ALGORITHM).map_err(|e| e.to_string())?);
+    }
+    b.build().map_err(|e| format!("the tier: {e}"))
 }
 
-/// The pager's side of `spec` for `records` (a whole number of pages) in `memory_bytes`:
-/// an lz4 tier, [`pager_for`], a region, the records written in, the warm-up, then the
+/// The pager's side of `spec` for `records` (a whole number of pages) in `memory_bytes`
+/// (of which `side` takes its percent): an lz4 tier (its idle pages recompressed where
+/// `side` says), [`pager_for`], a region, the records written in, the warm-up, then the
 /// timed stream.
 ///
 /// # Errors
@@ -327,12 +397,21 @@ pub fn pager_side(
     records: &[u8],
     spec: &Spec,
     memory_bytes: u64,
-    signal: bool,
+    side: &PagerSide,
 ) -> Result<Measured, String> {
     let n = records.len() / PAGE_SIZE;
     let stream = stream(n, spec.zipf, spec.seed);
-    let tier = Arc::new(tier(n as u64)?);
-    let pager = pager_for(tier.clone(), memory_bytes, signal)?;
+    let memory_bytes = memory_bytes * side.memory_percent / 100;
+    let tier = Arc::new(tier(n as u64, side.recompress)?);
+    let recompressing = if side.recompress {
+        let r = tier
+            .recompress_every(RECOMPRESS_INTERVAL)
+            .map_err(|e| format!("the recompression thread: {e}"))?;
+        Some(r)
+    } else {
+        None
+    };
+    let pager = pager_for(tier.clone(), memory_bytes, side)?;
     let region = pager
         .region(n * PAGE_SIZE)
         .map_err(|e| format!("a region of {n} pages: {e}"))?;
@@ -351,6 +430,7 @@ pub fn pager_side(
     let after = pager.stats();
     let resident = after.resident_pages * PAGE_SIZE as u64;
     let pool = tier.stats().pool_total_size;
+    drop(recompressing);
     drop(region);
     Ok(Measured {
         ops_per_s: stream.timed.len() as f64 / time.as_secs_f64().max(1e-9),
@@ -438,8 +518,9 @@ pub fn run(input: &Input, opts: &Options) -> (Vec<Point>, Vec<String>) {
                 println!("  pager {label}: no kernel figure to match: {b} bytes, the budget's");
                 b
             });
-            for (side, signal) in [(SIDE_PAGER, false), (SIDE_PAGER_SIGNAL, true)] {
-                match pager_side(records, &spec, memory, signal) {
+            for ps in &PAGER_SIDES {
+                let side = ps.side;
+                match pager_side(records, &spec, memory, ps) {
                     Ok(m) => points.push(Point {
                         side,
                         spec,

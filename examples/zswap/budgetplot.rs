@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::budget::{Point, SIDE_KERNEL, SIDE_PAGER_SIGNAL};
+use crate::budget::{
+    Point, SIDE_KERNEL, SIDE_PAGER_RECOMPRESS, SIDE_PAGER_SIGNAL, SIDE_PAGER_SIGNAL_NO_DIRECT,
+};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -70,12 +72,14 @@ pub fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
         }
     }
     for p in points {
-        let colour = if p.side == SIDE_KERNEL { RED } else { BLACK };
-        // The pager with faults on the faulting thread: an open circle.
-        let style = if p.side == SIDE_PAGER_SIGNAL {
-            colour.stroke_width(2)
-        } else {
-            colour.filled()
+        // The kernel red, the pager black (faults on the faulting thread: an open circle,
+        // grey without direct reclaim), with idle recompression blue.
+        let style = match p.side {
+            SIDE_KERNEL => RED.filled(),
+            SIDE_PAGER_SIGNAL => BLACK.stroke_width(2),
+            SIDE_PAGER_SIGNAL_NO_DIRECT => BLACK.mix(0.4).stroke_width(2),
+            SIDE_PAGER_RECOMPRESS => BLUE.filled(),
+            _ => BLACK.filled(),
         };
         let text = format!("{} {}", p.side, label(p));
         chart

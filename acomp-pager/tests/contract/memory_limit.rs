@@ -1,7 +1,9 @@
 //! `memory_limit`: the regions' resident pages and the tier's pool together stay within
 //! the limit (and a batch the reclaimer stored since it last read the pool's size); a page faulted in under it gives up its
 //! copy (memory counted once), so that its first write takes no fault; with the faults
-//! served by the handler threads or on the faulting thread alike.
+//! served by the handler threads or on the faulting thread alike; on the faulting thread,
+//! the faults page out what the limit needs themselves (`direct_reclaim`), unless told not
+//! to.
 
 use acomp_pager::{PAGE_SIZE, Pager};
 
@@ -18,7 +20,16 @@ fn body(p: usize, generation: u32) -> acomp_zswap::Page {
     noisy_page(p, generation, 1000)
 }
 
-fn run(signal: bool) {
+/// How the faults are served: by the handler threads, or on the faulting thread with
+/// direct reclaim on or off.
+#[derive(Clone, Copy, PartialEq)]
+enum Faults {
+    Threads,
+    Signal { direct: bool },
+}
+
+fn run(faults: Faults) {
+    let signal = faults != Faults::Threads;
     // The limit: the pool of every page, and room for ROOM pages beside it.
     let probe = common::tier();
     for p in 0..PAGES {
@@ -28,7 +39,8 @@ fn run(signal: bool) {
     let tier = common::tier();
     let b = Pager::builder(tier.clone())
         .memory_limit((limit * PAGE_SIZE) as u64)
-        .signal_faults(signal);
+        .signal_faults(signal)
+        .direct_reclaim(faults != Faults::Signal { direct: false });
     let Some(pager) = common::build(b) else {
         return;
     };
@@ -63,6 +75,19 @@ fn run(signal: bool) {
          slack {SLACK}: {s:?}"
     );
     assert!(s.reclaimed > 0 && s.swap_ins > 0, "{s:?}");
+    if faults == (Faults::Signal { direct: true }) {
+        // One thread faulting under the limit: its faults page out what it needs, the
+        // reclaim thread woken only past the limit (a batch stored since the pool's size
+        // was read).
+        assert!(
+            s.direct_reclaimed * 10 >= s.reclaimed * 9,
+            "{} of {} pages reclaimed by the faults themselves: {s:?}",
+            s.direct_reclaimed,
+            s.reclaimed
+        );
+    } else {
+        assert_eq!(s.direct_reclaimed, 0, "{s:?}");
+    }
     // Over two thousand reads past the limit: a copy is kept only while the pages are under
     // the low watermark (room for both), so few are; and only such a page's first write
     // faults.
@@ -86,11 +111,17 @@ fn run(signal: bool) {
 #[test]
 fn memory_stays_within_the_limit_with_faults_on_handler_threads() {
     let _w = common::watchdog("memory limit", 300);
-    run(false);
+    run(Faults::Threads);
 }
 
 #[test]
 fn memory_stays_within_the_limit_with_faults_on_the_faulting_thread() {
     let _w = common::watchdog("memory limit, signal faults", 300);
-    run(true);
+    run(Faults::Signal { direct: true });
+}
+
+#[test]
+fn memory_stays_within_the_limit_with_faults_waiting_for_the_reclaim_thread() {
+    let _w = common::watchdog("memory limit, signal faults, no direct reclaim", 300);
+    run(Faults::Signal { direct: false });
 }
