@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use acomp_zswap::{PAGE_SIZE, Page, StoreError};
 
 use crate::pages::{BATCH, RegionInner, key};
-use crate::shared::Shared;
+use crate::shared::{Dropped, Shared};
 use crate::state::{CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
 use crate::sys::Pte;
@@ -65,7 +65,8 @@ pub(crate) struct Done {
 struct Batch<'a> {
     shared: &'a Shared,
     region: &'a RegionInner,
-    start: usize,
+    /// The pages, ascending (neighbours or not).
+    pages: [usize; BATCH],
     count: usize,
     old: [u8; BATCH],
     action: [Action; BATCH],
@@ -77,17 +78,18 @@ struct Batch<'a> {
     released: usize,
 }
 
-/// Pages out pages `[start, stop)` of `region` (at most [`BATCH`]); `reclaim` for the
-/// reclaimer's victims (counted, marked with the eviction clock, and put back on its list
-/// where they stay).
+/// Pages out `pages` of `region` (ascending, at most [`BATCH`], neighbours or scattered as
+/// the reclaimer's victims are: one tier call, one readability probe and one free of the
+/// scratch mapping for them all, the page table and the write-protection a run of
+/// neighbours at a time); `reclaim` for the reclaimer's victims (counted, marked with the
+/// eviction clock, and put back on its list where they stay).
 pub(crate) fn page_out_batch(
     shared: &Shared,
     region: &RegionInner,
-    start: usize,
-    stop: usize,
+    pages: &[usize],
     reclaim: bool,
 ) -> Done {
-    let mut b = Batch::hold(shared, region, start, stop, reclaim);
+    let mut b = Batch::hold(shared, region, pages, reclaim);
     // Being dropped (`SeqCst`: see `States::touched_runs`), or nothing in memory: nothing
     // to page out, and no system call made.
     if region.dying.load(Ordering::SeqCst)
@@ -115,24 +117,20 @@ pub(crate) fn page_out_batch(
 }
 
 impl<'a> Batch<'a> {
-    /// Holds pages `[start, stop)`, waiting for a fault handler holding one.
-    fn hold(
-        shared: &'a Shared,
-        region: &'a RegionInner,
-        start: usize,
-        stop: usize,
-        reclaim: bool,
-    ) -> Self {
-        let count = stop - start;
-        debug_assert!(count <= BATCH);
+    /// Holds `pages` (ascending), waiting for a fault handler holding one.
+    fn hold(shared: &'a Shared, region: &'a RegionInner, pages: &[usize], reclaim: bool) -> Self {
+        let count = pages.len();
+        assert!(count <= BATCH && pages.windows(2).all(|w| w[0] < w[1]));
         let mut old = [UNTOUCHED; BATCH];
-        for (i, o) in old[..count].iter_mut().enumerate() {
-            *o = region.states.acquire_wait(start + i);
+        for (o, &p) in old[..count].iter_mut().zip(pages) {
+            *o = region.states.acquire_wait(p);
         }
+        let mut held = [0; BATCH];
+        held[..count].copy_from_slice(pages);
         Batch {
             shared,
             region,
-            start,
+            pages: held,
             count,
             old,
             action: [Action::Keep; BATCH],
@@ -143,7 +141,35 @@ impl<'a> Batch<'a> {
     }
 
     fn offset(&self, i: usize) -> usize {
-        (self.start + i) * PAGE_SIZE
+        self.pages[i] * PAGE_SIZE
+    }
+
+    /// The runs of neighbouring pages of the batch's that `keep` takes, as `(i, j)`: pages
+    /// `i..j` of the batch, `pages[i] + k` for each `k`; and how many.
+    fn runs(&self, keep: impl Fn(usize) -> bool) -> ([(usize, usize); BATCH], usize) {
+        let mut runs = [(0, 0); BATCH];
+        let (mut n, mut i) = (0, 0);
+        while i < self.count {
+            if !keep(i) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i += 1;
+            while i < self.count && keep(i) && self.pages[i] == self.pages[i - 1] + 1 {
+                i += 1;
+            }
+            runs[n] = (start, i);
+            n += 1;
+        }
+        (runs, n)
+    }
+
+    /// Reads the page table of pages `i..j` (a run) into `ptes[i..j]`.
+    fn page_table(&self, (i, j): (usize, usize), ptes: &mut [Pte; BATCH]) -> io::Result<()> {
+        self.region
+            .map
+            .page_table(self.offset(i), j - i, &mut ptes[i..j])
     }
 
     /// Write-protects the batch (a write from here on faults and waits for its page), then
@@ -151,12 +177,15 @@ impl<'a> Batch<'a> {
     fn protect_and_decide(&mut self) -> io::Result<()> {
         let (shared, region) = (self.shared, self.region);
         let mut ptes = [Pte::None; BATCH];
-        region
-            .map
-            .page_table(self.offset(0), self.count, &mut ptes)?;
-        write_protect(shared, region.addr() + self.offset(0), self.count)?;
+        let (runs, n) = self.runs(|_| true);
+        for &run in &runs[..n] {
+            self.page_table(run, &mut ptes)?;
+        }
+        for &(i, j) in &runs[..n] {
+            write_protect(shared, region.addr() + self.offset(i), j - i)?;
+        }
         for (i, &pte) in ptes[..self.count].iter().enumerate() {
-            let p = self.start + i;
+            let p = self.pages[i];
             self.action[i] = match (self.old[i], pte) {
                 (CLEAN, _) if shared.tier.clear_clean(key(region.id, p)) => {
                     add(&shared.counters.clean_swap_outs, 1);
@@ -218,7 +247,7 @@ impl<'a> Batch<'a> {
             let pages: Vec<(u64, &Page)> = to_store
                 .iter()
                 .zip(bufs.iter())
-                .map(|(&i, b)| (key(region.id, self.start + i), b))
+                .map(|(&i, b)| (key(region.id, self.pages[i]), b))
                 .collect();
             let mut refused = None;
             for (&i, r) in to_store.iter().zip(shared.tier.store_batch(&pages)) {
@@ -237,47 +266,56 @@ impl<'a> Batch<'a> {
         })
     }
 
-    /// Drops the pages that left memory, a run at a time. Where the kernel refuses part of a
-    /// run (locked pages, `mlock`: it stops at the first locked mapping), the pages still
-    /// mapped are dropped one by one, and those refused stay in memory as they were, their
-    /// tier copies dropped; `MADV_PAGEOUT` skips locked pages the same way.
+    /// Drops the pages that left memory, their runs moved side by side into one scratch
+    /// mapping and freed there at once ([`Shared::drop_runs`]). Where a run could not be
+    /// moved whole and `MADV_DONTNEED` took the rest, its page table is read again (the
+    /// kernel refuses locked pages, `mlock`, stopping at the first locked mapping, and may
+    /// skip the rest of a range where the program split the mapping meanwhile): the pages
+    /// still mapped are dropped one by one, and those refused stay in memory as they
+    /// were, their tier copies dropped; `MADV_PAGEOUT` skips locked pages the same way.
     fn drop_left(&mut self) {
         let (shared, region) = (self.shared, self.region);
-        let leaves = |a: Action| matches!(a, Action::Out | Action::Zero);
-        let mut i = 0;
-        while i < self.count {
-            if !leaves(self.action[i]) {
-                i += 1;
+        let leaves = |i: usize| matches!(self.action[i], Action::Out | Action::Zero);
+        // The runs, as (first, stop) indices and (offset, length) bytes.
+        let (runs, n) = self.runs(leaves);
+        let mut spans = [(0, 0); BATCH];
+        for (span, &(i, j)) in spans.iter_mut().zip(&runs[..n]) {
+            *span = (self.offset(i), (j - i) * PAGE_SIZE);
+        }
+        if n == 0 {
+            return;
+        }
+        let mut dropped = [Dropped::Refused; BATCH];
+        shared.drop_runs(region, &spans[..n], &mut dropped[..n]);
+        for &(i, j) in &runs[..n] {
+            self.gone[i..j].fill(true);
+        }
+        // A run not moved whole is checked even where the madvise succeeded: a page whose
+        // entry is not known to be empty is dropped again on its own.
+        for (r, &run) in runs[..n].iter().enumerate() {
+            if dropped[r] == Dropped::Moved {
                 continue;
             }
-            let j = (i..self.count)
-                .find(|&j| !leaves(self.action[j]))
-                .unwrap_or(self.count);
-            let run = (j - i) * PAGE_SIZE;
-            let dropped = shared.drop_pages(region, self.offset(i), run);
-            self.gone[i..j].fill(true);
-            // Checked even when the call succeeded: where the program split the mapping
-            // meanwhile, the kernel may have skipped the rest of the range. A page whose
-            // entry is not known to be empty is dropped again on its own.
+            let (i, j) = run;
             let mut ptes = [Pte::Present; BATCH];
-            let checked = region.map.page_table(self.offset(i), j - i, &mut ptes);
-            let mapped = |k: usize| checked.is_err() || ptes[k - i] != Pte::None;
-            if dropped.is_err() || (i..j).any(mapped) {
-                for k in i..j {
-                    if mapped(k)
-                        && shared
-                            .drop_pages(region, self.offset(k), PAGE_SIZE)
-                            .is_err()
-                    {
-                        if self.action[k] == Action::Out {
-                            shared.tier.invalidate(key(region.id, self.start + k));
-                        }
-                        self.action[k] = Action::Unprotect;
-                        self.gone[k] = false;
+            let checked = self.page_table(run, &mut ptes);
+            let mapped = |k: usize| checked.is_err() || ptes[k] != Pte::None;
+            if dropped[r] == Dropped::Advised && !(i..j).any(mapped) {
+                continue;
+            }
+            for k in i..j {
+                if mapped(k)
+                    && shared
+                        .drop_pages(region, self.offset(k), PAGE_SIZE)
+                        .is_err()
+                {
+                    if self.action[k] == Action::Out {
+                        shared.tier.invalidate(key(region.id, self.pages[k]));
                     }
+                    self.action[k] = Action::Unprotect;
+                    self.gone[k] = false;
                 }
             }
-            i = j;
         }
     }
 
@@ -289,7 +327,7 @@ impl<'a> Batch<'a> {
         for i in self.released..self.count {
             // Counted as released before the release: a panic in it leaves this page to it.
             self.released = i + 1;
-            let p = self.start + i;
+            let p = self.pages[i];
             let old = self.old[i];
             let new = match self.action[i] {
                 Action::Keep | Action::Read => old,
@@ -336,7 +374,7 @@ impl Drop for Batch<'_> {
                     if self.action[i] == Action::Out && self.old[i] == RESIDENT {
                         self.shared
                             .tier
-                            .invalidate(key(self.region.id, self.start + i));
+                            .invalidate(key(self.region.id, self.pages[i]));
                     }
                     self.action[i] = Action::Keep;
                 }

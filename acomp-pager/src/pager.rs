@@ -232,7 +232,7 @@ impl Builder {
             spin: self.handler_spin,
             page_out_threads: self.page_out_threads,
             reclaim,
-            pid: std::process::id(),
+            pid: crate::sys::pid(),
         });
         let mut threads = Vec::with_capacity(handlers + 1);
         for i in 0..handlers {

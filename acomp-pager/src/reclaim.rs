@@ -165,21 +165,24 @@ impl Reclaim {
     }
 }
 
-/// Pages out `victims` (as `(region, page)`), each run of neighbours in one batch: how many
-/// left memory, and why the last batch that stopped short did.
+/// Pages out `victims` (as `(region, page)`), a batch for each region's: how many left
+/// memory, and why the last batch that stopped short did.
 fn page_out_victims(shared: &Shared, victims: &mut [(u32, usize)]) -> (usize, Option<String>) {
     victims.sort_unstable();
     let (mut moved, mut why) = (0, None);
+    let mut pages = [0; BATCH];
     let mut i = 0;
     while i < victims.len() {
-        let (id, first) = victims[i];
-        let mut j = i + 1;
-        while j < victims.len() && victims[j] == (id, first + (j - i)) {
-            j += 1;
+        let id = victims[i].0;
+        let mut n = 0;
+        while i < victims.len() && victims[i].0 == id && n < BATCH {
+            pages[n] = victims[i].1;
+            n += 1;
+            i += 1;
         }
         let region = shared.regions.read().iter().find(|x| x.id == id).cloned();
         if let Some(region) = region {
-            let done = page_out_batch(shared, &region, first, first + (j - i), true);
+            let done = page_out_batch(shared, &region, &pages[..n], true);
             moved += done.moved;
             if let Some(refused) = done.refused {
                 why = Some(match refused {
@@ -188,7 +191,6 @@ fn page_out_victims(shared: &Shared, victims: &mut [(u32, usize)]) -> (usize, Op
                 });
             }
         }
-        i = j;
     }
     (moved, why)
 }

@@ -201,7 +201,8 @@ impl Region {
                     return;
                 }
                 let (start, stop) = batches[b];
-                let done = page_out_batch(shared, &self.inner, start, stop, false);
+                let pages: [usize; BATCH] = std::array::from_fn(|k| start + k);
+                let done = page_out_batch(shared, &self.inner, &pages[..stop - start], false);
                 moved.fetch_add(done.moved, Ordering::Relaxed);
                 if let Some(why) = done.refused {
                     refused.lock().get_or_insert(why);

@@ -123,6 +123,19 @@ pub(crate) struct Shared {
     pub(crate) pid: u32,
 }
 
+/// How a run of [`Shared::drop_runs`] left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dropped {
+    /// Moved out whole: a move covers one mapping and says how far it got, so no page of
+    /// the run is left.
+    Moved,
+    /// Partly or wholly by `MADV_DONTNEED`, which succeeded but skips the rest of a range
+    /// where the program split the mapping meanwhile: the page table says what is left.
+    Advised,
+    /// The kernel refused part of it.
+    Refused,
+}
+
 /// A range of at most [`BATCH`] pages the pager is dropping itself, and the remove events
 /// inside it counted per page.
 #[derive(Debug)]
@@ -142,7 +155,7 @@ impl Shared {
 
     /// True in a forked child of the process that built the pager.
     pub(crate) fn forked(&self) -> bool {
-        std::process::id() != self.pid
+        crate::sys::pid() != self.pid
     }
 
     /// Releases a held page into `new`, from `old`; a page the program dropped meanwhile
@@ -239,6 +252,34 @@ impl Shared {
             return Ok(());
         }
         self.advise_dontneed(region, offset + moved, len - moved)
+    }
+
+    /// [`Shared::drop_pages`] for the runs `spans` of `region` (each `(offset, len)`, at
+    /// most [`BATCH`] pages in all, all held by the caller): moved side by side into one
+    /// scratch mapping and freed there with one call where the kernel can, each run's rest
+    /// by `MADV_DONTNEED`; how each run left, into `dropped`.
+    pub(crate) fn drop_runs(
+        &self,
+        region: &RegionInner,
+        spans: &[(usize, usize)],
+        dropped: &mut [Dropped],
+    ) {
+        let mut moved = [0; BATCH];
+        if let Some(m) = &self.mover {
+            m.move_out_runs(region.addr(), spans, &mut moved[..spans.len()]);
+        }
+        for ((&(offset, len), &done), d) in spans.iter().zip(&moved).zip(dropped.iter_mut()) {
+            *d = if done == len {
+                Dropped::Moved
+            } else if self
+                .advise_dontneed(region, offset + done, len - done)
+                .is_ok()
+            {
+                Dropped::Advised
+            } else {
+                Dropped::Refused
+            };
+        }
     }
 
     /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself, its

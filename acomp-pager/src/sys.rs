@@ -27,6 +27,38 @@ pub use zeroed::Zeroed;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+/// This process's id. `getpid` is a system call (glibc no longer caches it) and the pager
+/// asks on every fault served on the faulting thread and every page-table read, so it is
+/// kept here, and a `pthread_atfork` handler forgets it in a forked child, which asks
+/// again. A child made by a raw `clone` without `fork`'s handlers (not `posix_spawn` or
+/// `vfork`, whose child runs no pager code before it execs) would be taken for its parent.
+/// Async-signal-safe once the first call has registered the handler (the pager's build
+/// makes that call).
+pub fn pid() -> u32 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let p = PID.load(Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // The handler first: a fork between the two would otherwise leave its child our pid.
+    static ATFORK: std::sync::Once = std::sync::Once::new();
+    ATFORK.call_once(|| {
+        // SAFETY: pthread_atfork registers a handler with no preconditions; the child's,
+        // `forget_pid`, only stores to an atomic (async-signal-safe, as a child's handler
+        // must be).
+        unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+    });
+    let now = std::process::id();
+    PID.store(now, Relaxed);
+    now
+}
+
+static PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn forget_pid() {
+    PID.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// An eventfd that stops or nudges the handler threads.
 #[derive(Debug)]
 pub struct EventFd {

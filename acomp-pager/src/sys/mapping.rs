@@ -47,7 +47,7 @@ const PM_SWAP: u64 = 1 << 62;
 /// it, so a forked child (which may build a pager of its own) opens its own.
 fn read_pagemap(raw: &mut [u8], at: u64) -> bool {
     static PAGEMAP: Mutex<Option<(u32, File)>> = Mutex::new(None);
-    let pid = std::process::id();
+    let pid = super::pid();
     let mut cached = PAGEMAP.lock();
     if cached.as_ref().is_none_or(|(owner, _)| *owner != pid) {
         *cached = File::open("/proc/self/pagemap").ok().map(|f| (pid, f));
@@ -78,7 +78,7 @@ impl Mapping {
         let map = Mapping {
             addr: addr as usize,
             len,
-            pid: std::process::id(),
+            pid: super::pid(),
         };
         map.advise(0, len, libc::MADV_DONTFORK)?;
         map.advise(0, len, libc::MADV_NOHUGEPAGE)?;
@@ -311,7 +311,7 @@ thread_local! {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        if std::process::id() != self.pid {
+        if super::pid() != self.pid {
             // A forked child: the range was never its own (`MADV_DONTFORK`).
             return;
         }

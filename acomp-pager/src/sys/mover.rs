@@ -53,35 +53,60 @@ impl Mover {
     /// how many bytes from the start left the region (moved and freed, or not mapped),
     /// and why the rest did not.
     pub fn move_out(&self, addr: usize, len: usize) -> (usize, Option<io::Error>) {
-        assert!(len <= self.pages * PAGE_SIZE && len % PAGE_SIZE == 0);
+        let mut done = [0];
+        let err = self.move_out_runs(addr, &[(0, len)], &mut done);
+        (done[0], err)
+    }
+
+    /// Drops the runs of pages at `base + offset` (each `(offset, len)`, page-aligned, at
+    /// most the mover's run in all), moved side by side into one scratch mapping and freed
+    /// there with one `madvise`: how many bytes from each run's start left the region
+    /// (into `done`), and the last error that stopped a run short.
+    pub fn move_out_runs(
+        &self,
+        base: usize,
+        runs: &[(usize, usize)],
+        done: &mut [usize],
+    ) -> Option<io::Error> {
+        let total: usize = runs.iter().map(|r| r.1).sum();
+        assert!(total <= self.pages * PAGE_SIZE && total % PAGE_SIZE == 0);
         let taken = self.free.lock().pop();
         let scratch = match taken {
             Some(s) => s,
             None => match self.scratch() {
                 Ok(s) => s,
-                Err(e) => return (0, Some(e)),
+                Err(e) => {
+                    done.fill(0);
+                    return Some(e);
+                }
             },
         };
-        let (mut done, mut err) = self.uffd.move_pages(scratch.addr(), addr, len);
-        // A page changing under the move (`EAGAIN`): once more for the rest.
-        if err
-            .as_ref()
-            .is_some_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
-        {
-            let (more, again) =
-                self.uffd
-                    .move_pages(scratch.addr() + done, addr + done, len - done);
-            done += more;
-            err = again;
-        }
-        if done > 0 {
-            // Registered with the mover's userfaultfd, which asks for no events: no remove
-            // event, no wait. A failure leaves the mapping out of the pool.
-            if scratch.advise(0, done, libc::MADV_DONTNEED).is_err() {
-                return (done, err);
+        let mut at = 0;
+        let mut last = None;
+        for (&(offset, len), d) in runs.iter().zip(done.iter_mut()) {
+            let (dst, src) = (scratch.addr() + at, base + offset);
+            let (mut moved, mut err) = self.uffd.move_pages(dst, src, len);
+            // A page changing under the move (`EAGAIN`): once more for the rest.
+            if err
+                .as_ref()
+                .is_some_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
+            {
+                let (more, again) = self.uffd.move_pages(dst + moved, src + moved, len - moved);
+                moved += more;
+                err = again;
+            }
+            *d = moved;
+            at += len;
+            if err.is_some() {
+                last = err;
             }
         }
+        // Registered with the mover's userfaultfd, which asks for no events: no remove
+        // event, no wait. A failure leaves the mapping out of the pool.
+        if at > 0 && scratch.advise(0, at, libc::MADV_DONTNEED).is_err() {
+            return last;
+        }
         self.free.lock().push(scratch);
-        (done, err)
+        last
     }
 }

@@ -98,8 +98,11 @@ fn a_pool_too_small_for_the_limit_stalls_the_reclaimer_until_the_tier_has_room()
 fn a_panic_in_the_reclaimer_is_caught_and_loses_nothing() {
     let _w = common::watchdog("reclaimer panic", 300);
     let dev = Arc::new(FailingReads::default());
+    // zstd at level 19 (about a millisecond a page): the reclaimer falls behind the writes,
+    // so that faults wait for it before its first write-back panics.
+    let slow = Acomp::with_zstd(acomp::ZstdParams::default().level(19)).unwrap();
     let tier = Arc::new(
-        Zswap::builder(Acomp::new("lz4").unwrap())
+        Zswap::builder(slow)
             .max_pool_bytes(256 << 10)
             .device(dev.clone())
             .build()
