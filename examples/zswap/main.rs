@@ -470,7 +470,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         if !budget_points.is_empty() {
             let budget_path = budgetplot::path(path);
             let title = format!(
-                "{}: {records} records under a budget, {} timed accesses; red: kernel, black: pager",
+                "{}: {records} records under a budget, {} timed accesses; red: kernel, black: pager (open: signal_faults, grey without direct reclaim), blue: idle recompression",
                 input.path.display(),
                 records * budget::TIMED_PER_RECORD
             );
