@@ -568,7 +568,7 @@ pub fn print(points: &[Point], records: u64) {
         records * TIMED_PER_RECORD as u64
     );
     println!(
-        "  {:<12} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "  {:<22} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
         "side",
         "budget",
         "zipf",
@@ -581,7 +581,7 @@ pub fn print(points: &[Point], records: u64) {
         "memory"
     );
     println!(
-        "  {:<12} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "  {:<22} {:>6} {:>5} {:>10} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8}",
         "", "", "", "", "MiB", "", "", "", "/kernel", "/kernel"
     );
     for p in points {
@@ -591,7 +591,7 @@ pub fn print(points: &[Point], records: u64) {
             None => (String::new(), String::new()),
         };
         println!(
-            "  {:<12} {:>5}% {:>5} {:>10.0} {:>8.1} {:>9} {:>9} {:>6} {:>8} {:>8}",
+            "  {:<22} {:>5}% {:>5} {:>10.0} {:>8.1} {:>9} {:>9} {:>6} {:>8} {:>8}",
             p.side,
             p.spec.budget_percent,
             p.spec.zipf,
@@ -613,7 +613,7 @@ pub fn print(points: &[Point], records: u64) {
         let what = if p.side == SIDE_KERNEL {
             ("cgroup usage", "zram", "limit")
         } else {
-            ("resident", "pool", "resident limit")
+            ("resident", "pool", "memory limit")
         };
         println!(
             "  {} {}% zipf {}: {} {:.1} MiB + {} {:.1} MiB; {} {:.1} MiB",
