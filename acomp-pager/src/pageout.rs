@@ -1,7 +1,9 @@
 //! A page-out's batch: the pages of [`Region::page_out`](crate::Region::page_out) and of the
-//! reclaimer go to the tier [`BATCH`] at a time, in four steps: hold the pages and
-//! write-protect them; decide what each page is (clean with its copy, zeros, data, or
-//! something to leave alone); read the data out and store it; drop what left and release.
+//! reclaimer go to the tier [`BATCH`] at a time: hold the pages; move the resident ones out
+//! of the region into a scratch mapping (`UFFDIO_MOVE`), and write-protect the others and
+//! decide what each is (clean with its copy, zeros, data, or something to leave alone);
+//! read the data out and store it; put back what the tier refused; drop what left and
+//! release.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -12,7 +14,7 @@ use crate::pages::{BATCH, RegionInner, key};
 use crate::shared::{Dropped, Shared};
 use crate::state::{CLEAN, OUT, RESIDENT, UNTOUCHED};
 use crate::stats::add;
-use crate::sys::Pte;
+use crate::sys::{Mapping, Pte};
 
 thread_local! {
     /// A page-out's pages read out for the tier: a batch's worth, per thread.
@@ -70,8 +72,13 @@ struct Batch<'a> {
     count: usize,
     old: [u8; BATCH],
     action: [Action; BATCH],
-    /// Pages already dropped from memory (by [`Batch::drop_left`]).
+    /// Pages already dropped from memory (moved out by [`Batch::move_out_first`], or by
+    /// [`Batch::drop_left`]).
     gone: [bool; BATCH],
+    /// Pages moved out into `scratch` (page `i` at its `i`th page), read from there.
+    in_scratch: [bool; BATCH],
+    /// The mover's scratch mapping, while pages are in it.
+    scratch: Option<Mapping>,
     /// The reclaimer's victims.
     reclaim: bool,
     /// Pages released so far, from the first: a panic in a release goes on from the next.
@@ -103,7 +110,9 @@ pub(crate) fn page_out_batch(
             refused: None,
         };
     }
+    b.move_out_first();
     if let Err(e) = b.protect_and_decide() {
+        b.put_back_unstored();
         b.release();
         return Done {
             moved: 0,
@@ -111,6 +120,7 @@ pub(crate) fn page_out_batch(
         };
     }
     let refused = b.read_and_store().map(Refused::Tier);
+    b.put_back_unstored();
     b.drop_left();
     let moved = b.release();
     Done { moved, refused }
@@ -135,6 +145,8 @@ impl<'a> Batch<'a> {
             old,
             action: [Action::Keep; BATCH],
             gone: [false; BATCH],
+            in_scratch: [false; BATCH],
+            scratch: None,
             reclaim,
             released: 0,
         }
@@ -172,12 +184,121 @@ impl<'a> Batch<'a> {
             .page_table(self.offset(i), j - i, &mut ptes[i..j])
     }
 
-    /// Write-protects the batch (a write from here on faults and waits for its page), then
-    /// decides each page's action from its state and its table entry.
+    /// Moves the resident pages out of the region first, a run at a time, into the mover's
+    /// scratch mapping (`UFFDIO_MOVE`: nothing copied), where they are read: a page moved
+    /// out needs no write-protection (a write to it faults, and waits for the page) and no
+    /// look at the page table (a move stops at the first page not mapped). The pages not
+    /// moved (clean ones, a page not mapped, in the kernel's swap, pinned, or in a mapping
+    /// the program changed) go the way of [`Batch::protect_and_decide`]. Only where the
+    /// regions' userfaultfd can move pages back too ([`Batch::put_back_unstored`]).
+    fn move_out_first(&mut self) {
+        let (shared, region) = (self.shared, self.region);
+        let Some(mover) = shared.mover.as_ref().filter(|_| shared.uffd.moves()) else {
+            return;
+        };
+        let (runs, n) = self.runs(|i| self.old[i] == RESIDENT);
+        if n == 0 {
+            return;
+        }
+        let Ok(scratch) = mover.take() else { return };
+        for &(i, j) in &runs[..n] {
+            let (done, _) = mover.move_into(
+                scratch.addr() + i * PAGE_SIZE,
+                region.addr() + self.offset(i),
+                (j - i) * PAGE_SIZE,
+            );
+            for k in i..i + done / PAGE_SIZE {
+                self.in_scratch[k] = true;
+                self.gone[k] = true;
+                self.action[k] = Action::Read;
+            }
+        }
+        self.scratch = Some(scratch);
+    }
+
+    /// Puts the pages moved out and not stored (the tier refused them, or the page-out
+    /// stops short or unwinds) back into the region, as they were: moved back where the
+    /// kernel can, copied back where it refuses the move (the program's `mprotect` of the
+    /// region meanwhile), retrying while a remove event is pending; then hands the scratch
+    /// mapping back, its pages freed. Each under `map_lock` (see `Shared::map_lock`), as a
+    /// fault's mapping: a page the program dropped meanwhile is not put back (it reads as
+    /// zeros). A page that can go neither back nor into the tier is released paged out with
+    /// no copy: its next access fails as a swap read that failed does (SIGBUS).
+    fn put_back_unstored(&mut self) {
+        let (shared, region) = (self.shared, self.region);
+        let Some(scratch_addr) = self.scratch.as_ref().map(Mapping::addr) else {
+            return;
+        };
+        for i in 0..self.count {
+            if !self.in_scratch[i] || matches!(self.action[i], Action::Out | Action::Zero) {
+                continue;
+            }
+            let p = self.pages[i];
+            let (dst, src) = (region.addr() + p * PAGE_SIZE, scratch_addr + i * PAGE_SIZE);
+            let back = loop {
+                let _r = shared.map_lock.read();
+                if region.states.zapped(p) {
+                    // Dropped by the program while it was out: zeros, its page freed with
+                    // the scratch mapping's.
+                    self.action[i] = Action::Zero;
+                    break false;
+                }
+                let (done, err) = shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
+                if done == PAGE_SIZE {
+                    break true;
+                }
+                let eagain = |e: &io::Error| e.raw_os_error() == Some(libc::EAGAIN);
+                if err.as_ref().is_some_and(eagain) {
+                    drop(_r);
+                    std::thread::yield_now();
+                    continue;
+                }
+                let mut page = [0; PAGE_SIZE];
+                if let Some(scratch) = &self.scratch {
+                    scratch.read_page(i * PAGE_SIZE, &mut page);
+                }
+                match shared.uffd.copy(dst, &page, false, false) {
+                    Ok(()) => break true,
+                    Err(e) if eagain(&e) => {
+                        drop(_r);
+                        std::thread::yield_now();
+                    }
+                    Err(e) => {
+                        // Neither moved nor copied back (out of memory): stored once more,
+                        // whatever the tier said before, as the last way to keep it.
+                        let stored = shared.tier.store(key(region.id, p), &page);
+                        log::error!(
+                            "acomp-pager: a page-out's page at {dst:#x} cannot go back into \
+                             its region ({e}); stored again: {stored:?}"
+                        );
+                        // Paged out either way: from the tier, or (with no copy) its next
+                        // access gets SIGBUS.
+                        self.action[i] = Action::Out;
+                        break false;
+                    }
+                }
+            };
+            if back {
+                self.in_scratch[i] = false;
+                self.gone[i] = false;
+                // Back as it was, writable: no write-protection to undo.
+                self.action[i] = Action::Keep;
+            }
+        }
+        if let (Some(scratch), Some(m)) = (self.scratch.take(), &shared.mover) {
+            m.give_back(scratch);
+        }
+    }
+
+    /// Write-protects the batch's pages still mapped (a write from here on faults and waits
+    /// for its page), then decides each one's action from its state and its table entry.
     fn protect_and_decide(&mut self) -> io::Result<()> {
         let (shared, region) = (self.shared, self.region);
         let mut ptes = [Pte::None; BATCH];
-        let (runs, n) = self.runs(|_| true);
+        let (runs, n) = self.runs(|i| !self.in_scratch[i]);
+        if n == 0 {
+            return Ok(());
+        }
         for &run in &runs[..n] {
             self.page_table(run, &mut ptes)?;
         }
@@ -185,6 +306,9 @@ impl<'a> Batch<'a> {
             write_protect(shared, region.addr() + self.offset(i), j - i)?;
         }
         for (i, &pte) in ptes[..self.count].iter().enumerate() {
+            if self.in_scratch[i] {
+                continue;
+            }
             let p = self.pages[i];
             self.action[i] = match (self.old[i], pte) {
                 (CLEAN, _) if shared.tier.clear_clean(key(region.id, p)) => {
@@ -213,13 +337,18 @@ impl<'a> Batch<'a> {
         if to_read.is_empty() {
             return None;
         }
-        // The pages the kernel cannot read (the program's `PROT_NONE`) stay in memory.
+        // The pages the kernel cannot read (the program's `PROT_NONE`) stay in memory; a
+        // page moved out is read from the scratch mapping.
         let offsets: Vec<usize> = to_read.iter().map(|&i| self.offset(i)).collect();
+        let mapped: Vec<usize> = (0..to_read.len())
+            .filter(|&k| !self.in_scratch[to_read[k]])
+            .collect();
+        let in_region: Vec<usize> = mapped.iter().map(|&k| offsets[k]).collect();
         let mut done = 0;
-        while done < offsets.len() {
-            done += region.map.readable_pages(&offsets[done..]);
-            if done < offsets.len() {
-                self.action[to_read[done]] = Action::Unprotect;
+        while done < in_region.len() {
+            done += region.map.readable_pages(&in_region[done..]);
+            if done < in_region.len() {
+                self.action[to_read[mapped[done]]] = Action::Unprotect;
                 done += 1;
             }
         }
@@ -233,7 +362,21 @@ impl<'a> Batch<'a> {
                     continue;
                 }
                 let buf = &mut bufs[to_store.len()];
-                region.map.read_page(offsets[k], buf);
+                match (&self.scratch, self.in_scratch[i]) {
+                    (Some(scratch), true) => scratch.read_page(i * PAGE_SIZE, buf),
+                    _ => {
+                        // Under `map_lock`: the program's `MADV_DONTNEED` cannot zap the page
+                        // while it is read (its remove event waits for the lock), and one
+                        // that came before marked it (a read of it would fault, on the
+                        // thread holding it).
+                        let _r = shared.map_lock.read();
+                        if region.states.zapped(self.pages[i]) {
+                            self.action[i] = Action::Zero;
+                            continue;
+                        }
+                        region.map.read_page(offsets[k], buf);
+                    }
+                }
                 if acomp_zswap::same_filled(buf) == Some(0) {
                     add(&shared.counters.zero_swap_outs, 1);
                     self.action[i] = Action::Zero;
@@ -275,7 +418,8 @@ impl<'a> Batch<'a> {
     /// were, their tier copies dropped; `MADV_PAGEOUT` skips locked pages the same way.
     fn drop_left(&mut self) {
         let (shared, region) = (self.shared, self.region);
-        let leaves = |i: usize| matches!(self.action[i], Action::Out | Action::Zero);
+        let leaves =
+            |i: usize| !self.in_scratch[i] && matches!(self.action[i], Action::Out | Action::Zero);
         // The runs, as (first, stop) indices and (offset, length) bytes.
         let (runs, n) = self.runs(leaves);
         let mut spans = [(0, 0); BATCH];
@@ -366,9 +510,11 @@ impl<'a> Batch<'a> {
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
         if self.released < self.count {
-            // Unwinding: a page already dropped is released as what it left as (its tier
-            // copy, or zeros); every other page as it was, a copy stored for it dropped
-            // (still write-protected: a write faults and makes it writable).
+            // Unwinding: a page moved out and not stored goes back first; a page already
+            // dropped is released as what it left as (its tier copy, or zeros); every other
+            // page as it was, a copy stored for it dropped (still write-protected: a write
+            // faults and makes it writable).
+            self.put_back_unstored();
             for i in self.released..self.count {
                 if !self.gone[i] {
                     if self.action[i] == Action::Out && self.old[i] == RESIDENT {

@@ -32,8 +32,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// kept here, and a `pthread_atfork` handler forgets it in a forked child, which asks
 /// again. A child made by a raw `clone` without `fork`'s handlers (not `posix_spawn` or
 /// `vfork`, whose child runs no pager code before it execs) would be taken for its parent.
-/// Async-signal-safe once the first call has registered the handler (the pager's build
-/// makes that call).
+/// Async-signal-safe (the pager's build makes the first call, which registers the handler).
 pub fn pid() -> u32 {
     use std::sync::atomic::Ordering::Relaxed;
     let p = PID.load(Relaxed);
@@ -41,13 +40,15 @@ pub fn pid() -> u32 {
         return p;
     }
     // The handler first: a fork between the two would otherwise leave its child our pid.
-    static ATFORK: std::sync::Once = std::sync::Once::new();
-    ATFORK.call_once(|| {
+    // Registered once, by whichever thread comes first, with no lock (a `Once` a fork
+    // caught running would hang the child's first call).
+    static ATFORK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !ATFORK.swap(true, std::sync::atomic::Ordering::AcqRel) {
         // SAFETY: pthread_atfork registers a handler with no preconditions; the child's,
         // `forget_pid`, only stores to an atomic (async-signal-safe, as a child's handler
         // must be).
         unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
-    });
+    }
     let now = std::process::id();
     PID.store(now, Relaxed);
     now

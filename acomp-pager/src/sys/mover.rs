@@ -49,6 +49,35 @@ impl Mover {
         Ok(map)
     }
 
+    /// A scratch mapping of the mover's run, empty, for a page-out that moves its pages
+    /// out before it reads them ([`Mover::move_into`]); handed back with
+    /// [`Mover::give_back`].
+    pub fn take(&self) -> io::Result<Mapping> {
+        let taken = self.free.lock().pop();
+        match taken {
+            Some(s) => Ok(s),
+            None => self.scratch(),
+        }
+    }
+
+    /// Moves the pages of `[src, src + len)` to `[dst, dst + len)` of a scratch mapping of
+    /// [`Mover::take`], stopping at the first page not mapped at `src`: see
+    /// [`Uffd::move_pages_exact`].
+    pub fn move_into(&self, dst: usize, src: usize, len: usize) -> (usize, Option<io::Error>) {
+        self.uffd.move_pages_exact(dst, src, len)
+    }
+
+    /// Hands back a mapping of [`Mover::take`], its pages freed (no event: see the module's
+    /// docs); one whose pages could not be freed is unmapped instead.
+    pub fn give_back(&self, scratch: Mapping) {
+        if scratch
+            .advise(0, self.pages * PAGE_SIZE, libc::MADV_DONTNEED)
+            .is_ok()
+        {
+            self.free.lock().push(scratch);
+        }
+    }
+
     /// Drops the pages of `[addr, addr + len)` (page-aligned, at most the mover's run):
     /// how many bytes from the start left the region (moved and freed, or not mapped),
     /// and why the rest did not.

@@ -175,6 +175,9 @@ fn refused(source: io::Error) -> Error {
 #[derive(Debug)]
 pub struct Uffd {
     fd: OwnedFd,
+    /// Whether the API was agreed with `UFFD_FEATURE_MOVE` (Linux 6.8): pages moved into
+    /// its ranges with [`Uffd::move_pages`].
+    moves: bool,
 }
 
 fn ioctl<T>(fd: RawFd, request: u64, arg: &mut T) -> io::Result<()> {
@@ -199,6 +202,11 @@ impl Uffd {
         let flags =
             libc::O_CLOEXEC | libc::O_NONBLOCK | if sigbus { UFFD_USER_MODE_ONLY } else { 0 };
         let features = FEATURES | if sigbus { UFFD_FEATURE_SIGBUS } else { 0 };
+        // With moves where the kernel has them (a page-out's page the tier refused goes back
+        // into its region by a move), else without.
+        if let Ok(uffd) = Uffd::open_with(flags, features | UFFD_FEATURE_MOVE) {
+            return Ok(uffd);
+        }
         Uffd::open_with(flags, features).map_err(|(source, api)| {
             if api {
                 Error::Unavailable {
@@ -251,7 +259,15 @@ impl Uffd {
             ioctls: 0,
         };
         ioctl(fd.as_raw_fd(), UFFDIO_API, &mut api).map_err(|e| (e, true))?;
-        Ok(Uffd { fd })
+        Ok(Uffd {
+            fd,
+            moves: features & UFFD_FEATURE_MOVE != 0,
+        })
+    }
+
+    /// Whether pages can be moved into this userfaultfd's ranges ([`Uffd::move_pages`]).
+    pub fn moves(&self) -> bool {
+        self.moves
     }
 
     /// Moves the pages of `[src, src + len)` to `[dst, dst + len)` (registered with this
@@ -260,11 +276,32 @@ impl Uffd {
     /// short (`EBUSY`: a page pinned or shared; `EINVAL`: mappings that differ, the
     /// program's `mprotect` or `mlock`; `EAGAIN`: a page changing meanwhile).
     pub fn move_pages(&self, dst: usize, src: usize, len: usize) -> (usize, Option<io::Error>) {
+        self.move_with(dst, src, len, UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES)
+    }
+
+    /// [`Uffd::move_pages`] that stops at the first page not mapped at `src` (`ENOENT`):
+    /// how many bytes from the start were moved, each a page that is at `dst` now.
+    pub fn move_pages_exact(
+        &self,
+        dst: usize,
+        src: usize,
+        len: usize,
+    ) -> (usize, Option<io::Error>) {
+        self.move_with(dst, src, len, 0)
+    }
+
+    fn move_with(
+        &self,
+        dst: usize,
+        src: usize,
+        len: usize,
+        mode: u64,
+    ) -> (usize, Option<io::Error>) {
         let mut mv = UffdioMove {
             dst: dst as u64,
             src: src as u64,
             len: len as u64,
-            mode: UFFDIO_MOVE_MODE_DONTWAKE | UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES,
+            mode: UFFDIO_MOVE_MODE_DONTWAKE | mode,
             moved: 0,
         };
         match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {
