@@ -162,11 +162,14 @@ impl Builder {
     /// (default: true), as a task in the kernel reclaims before it charges a page past its
     /// cgroup's `memory.max`. The page tables then change on the CPU that runs the program:
     /// the reclaim thread's page-outs, on another CPU, interrupt the program's CPU to flush
-    /// its TLB once or twice for each run of pages they drop, which cost the program more
-    /// than the compression the thread took off it (BENCHMARKS.md, "Under a memory
-    /// budget"). The reclaim thread still runs where the faults cannot keep the regions
-    /// under the limit (every victim held, the tier refusing), and the throttle waits for
-    /// it as before. Counted in [`Stats::direct_reclaimed`](crate::Stats).
+    /// its TLB for each run of pages they move out. Where faults come fast (the main job's
+    /// budget rows at 40% of the data, and 50% at Zipf 0.8) that costs the program more
+    /// than the compression the thread takes off it, and direct reclaim runs 1.06-1.19x as
+    /// fast; where they are few (70%), the thread's compression on a CPU of its own is
+    /// worth more, and turning this off runs 1.09-1.19x as fast (BENCHMARKS.md, "Under a
+    /// memory budget"). The reclaim thread still runs where the faults cannot keep the
+    /// regions under the limit (every victim held, the tier refusing), and the throttle
+    /// waits for it as before. Counted in [`Stats::direct_reclaimed`](crate::Stats).
     ///
     /// What it costs: the batch is compressed and stored in the SIGBUS handler, where the
     /// tier may allocate (its index and entries grow, a store at its budget writes back).
