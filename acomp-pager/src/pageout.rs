@@ -201,9 +201,12 @@ impl<'a> Batch<'a> {
             return;
         }
         let Ok(scratch) = mover.take() else { return };
+        // Kept in the batch before any page goes into it: an unwinding batch puts them back.
+        let base = scratch.addr();
+        self.scratch = Some(scratch);
         for &(i, j) in &runs[..n] {
             let (done, _) = mover.move_into(
-                scratch.addr() + i * PAGE_SIZE,
+                base + i * PAGE_SIZE,
                 region.addr() + self.offset(i),
                 (j - i) * PAGE_SIZE,
             );
@@ -213,7 +216,6 @@ impl<'a> Batch<'a> {
                 self.action[k] = Action::Read;
             }
         }
-        self.scratch = Some(scratch);
     }
 
     /// Puts the pages moved out and not stored (the tier refused them, or the page-out
@@ -265,7 +267,9 @@ impl<'a> Batch<'a> {
                     }
                     Err(e) => {
                         // Neither moved nor copied back (out of memory): stored once more,
-                        // whatever the tier said before, as the last way to keep it.
+                        // whatever the tier said before, as the last way to keep it (out of
+                        // `map_lock`: a zap from here on is the release's to see).
+                        drop(_r);
                         let stored = shared.tier.store(key(region.id, p), &page);
                         log::error!(
                             "acomp-pager: a page-out's page at {dst:#x} cannot go back into \

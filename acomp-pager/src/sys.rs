@@ -42,15 +42,21 @@ pub fn pid() -> u32 {
     // The handler first: a fork between the two would otherwise leave its child our pid.
     // Registered once, by whichever thread comes first, with no lock (a `Once` a fork
     // caught running would hang the child's first call).
-    static ATFORK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if !ATFORK.swap(true, std::sync::atomic::Ordering::AcqRel) {
+    // A thread that finds another registering asks the kernel and keeps nothing.
+    use std::sync::atomic::{AtomicBool, Ordering::AcqRel, Ordering::Acquire, Ordering::Release};
+    static ATFORK: AtomicBool = AtomicBool::new(false);
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    if !ATFORK.swap(true, AcqRel) {
         // SAFETY: pthread_atfork registers a handler with no preconditions; the child's,
         // `forget_pid`, only stores to an atomic (async-signal-safe, as a child's handler
         // must be).
         unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+        REGISTERED.store(true, Release);
     }
     let now = std::process::id();
-    PID.store(now, Relaxed);
+    if REGISTERED.load(Acquire) {
+        PID.store(now, Relaxed);
+    }
     now
 }
 
