@@ -200,9 +200,9 @@ fn page_out_victims(shared: &Shared, victims: &mut [(u32, usize)]) -> (usize, Op
 /// the coldest on its own thread, as a task in the kernel reclaims before it charges a page
 /// past `memory.max` (`mm/memcontrol.c` `try_charge`, `SWAP_CLUSTER_MAX` pages at a time):
 /// the page tables change on the CPU that runs the program, so no other CPU is interrupted
-/// to flush its TLB (the reclaim thread's page-outs interrupted the program's CPU once or
-/// twice a batch run). How many pages left memory; where none could, the fault goes on to
-/// the throttle, which kicks the reclaim thread.
+/// to flush its TLB (the reclaim thread's page-outs interrupt the program's CPU for each
+/// run of pages they move out). How many pages left memory; where none could, the fault
+/// goes on to the throttle, which kicks the reclaim thread.
 pub(crate) fn reclaim_direct(shared: &Shared, r: &Reclaim) -> usize {
     if shared.counters.resident_pages() < r.limit() {
         return 0;
