@@ -105,7 +105,7 @@ impl Shared {
             }
         };
         let mapped = {
-            let _r = self.map_lock.read();
+            let _r = self.map_lock.read_recursive();
             // Under the lock that orders mappings against remove events: a page the program
             // dropped since it was loaded ends the run (see `Shared::map_lock`).
             let upto = (0..held)

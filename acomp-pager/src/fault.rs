@@ -191,7 +191,7 @@ impl Shared {
                 // The program dropped the page while another thread held it, and this
                 // fault came after the zap: zeros; the holder drops what it had.
                 add(&self.counters.zero_faults, 1);
-                let _r = self.map_lock.read();
+                let _r = self.map_lock.read_recursive();
                 if self.uffd.zeropage(addr, true).is_err() {
                     let _ = self.uffd.wake(addr, PAGE_SIZE);
                 }
@@ -237,7 +237,7 @@ impl Shared {
         add(counter, 1);
         held.count(new);
         let map = |buf: &Page| {
-            let _r = self.map_lock.read();
+            let _r = self.map_lock.read_recursive();
             // The faulting thread is woken by the mapping itself: it runs on while this one
             // releases the page (a fault on it meanwhile is deferred, and woken then).
             if region.states.zapped(p) {
@@ -363,7 +363,7 @@ impl Shared {
             "acomp-pager: the page at {addr:#x} cannot be served ({why}); the access gets SIGBUS"
         );
         let poisoned = {
-            let _r = self.map_lock.read();
+            let _r = self.map_lock.read_recursive();
             self.uffd.poison(addr)
         };
         if let Err(e) = poisoned {

@@ -238,7 +238,7 @@ impl<'a> Batch<'a> {
             let p = self.pages[i];
             let (dst, src) = (region.addr() + p * PAGE_SIZE, scratch_addr + i * PAGE_SIZE);
             let back = loop {
-                let _r = shared.map_lock.read();
+                let _r = shared.map_lock.read_recursive();
                 if region.states.zapped(p) {
                     // Dropped by the program while it was out: zeros, its page freed with
                     // the scratch mapping's.
@@ -373,7 +373,7 @@ impl<'a> Batch<'a> {
                         // while it is read (its remove event waits for the lock), and one
                         // that came before marked it (a read of it would fault, on the
                         // thread holding it).
-                        let _r = shared.map_lock.read();
+                        let _r = shared.map_lock.read_recursive();
                         if region.states.zapped(self.pages[i]) {
                             self.action[i] = Action::Zero;
                             continue;

@@ -92,7 +92,11 @@ pub(crate) struct Shared {
     /// reading the userfaultfd and marking the pages of the remove events read. A remove
     /// event lets the program's `madvise` go on to zap the pages as soon as it is read;
     /// the lock orders every mapping either before that read (the zap removes it) or after
-    /// the pages were marked (the mapping sees the mark and maps zeros).
+    /// the pages were marked (the mapping sees the mark and maps zeros). Taken for reading
+    /// with `read_recursive` only: a thread may take it again inside a SIGBUS handler (its
+    /// own page-out's read interrupted by a signal handler of the program's that touches a
+    /// region), and a plain `read` would queue behind a waiting writer (the thread reading
+    /// the events) that waits for the first hold.
     pub(crate) map_lock: RwLock<()>,
     /// Faults deferred on a held page: their addresses, woken when a page is released.
     pub(crate) pending: Mutex<Vec<usize>>,
@@ -301,7 +305,7 @@ impl Shared {
         // The kernel completes each event when a handler reads it, so the call returns
         // once the last was read; the handler reads and counts under `map_lock` held for
         // writing, so once this thread has held it, every event of the call was counted.
-        drop(self.map_lock.read());
+        drop(self.map_lock.read_recursive());
         let own = {
             let mut own = self.own_removes.lock();
             let i = own
