@@ -102,7 +102,7 @@ pub(crate) struct Shared {
     pub(crate) pending: Mutex<Vec<usize>>,
     pub(crate) pending_len: AtomicUsize,
     /// The ranges the pager itself is dropping with `MADV_DONTNEED`, while it does, and how
-    /// often each page was covered by a remove event meanwhile (see [`Shared::drop_pages`]).
+    /// often each page was covered by a remove event meanwhile (see [`Shared::drop_runs`]).
     pub(crate) own_removes: Mutex<Vec<OwnRemove>>,
     pub(crate) counters: Counters,
     /// Drops a page-out's pages without a remove event, where the kernel can
@@ -225,11 +225,12 @@ impl Shared {
         }
     }
 
-    /// Drops `[offset, offset + len)` (at most [`BATCH`] pages, all held by the caller) of
-    /// `region` from memory: moved out and freed without a remove event where the kernel
-    /// can ([`Mover`]), by `MADV_DONTNEED` for the rest. The error is the kernel's (`EINVAL`
-    /// for locked pages, `mlock`): some of the range may have been dropped before the
-    /// mapping that refused.
+    /// Drops the runs `spans` of `region` (each `(offset, len)`, at most [`BATCH`] pages in
+    /// all, all held by the caller) from memory: moved side by side into one scratch
+    /// mapping and freed there with one call, without a remove event, where the kernel can
+    /// ([`Mover`]), by `MADV_DONTNEED` for the rest of each run; how each run left, into
+    /// `dropped` (`Refused`: the kernel's `EINVAL` for locked pages, `mlock`, some of the
+    /// run perhaps dropped before the mapping that refused).
     ///
     /// A move raises no event; a program's `MADV_DONTNEED` racing it marks the held pages
     /// dropped (its remove event), whether the move took them first or found them gone.
@@ -241,27 +242,6 @@ impl Shared {
     /// it ([`Shared::own_remove`]): a page covered twice was also covered by a
     /// `MADV_DONTNEED` of the program's, and is marked dropped ([`crate::state::ZAPPED`]),
     /// to read as zeros, as it would had the program's call come after the page-out.
-    pub(crate) fn drop_pages(
-        &self,
-        region: &RegionInner,
-        offset: usize,
-        len: usize,
-    ) -> std::io::Result<()> {
-        assert!(len / PAGE_SIZE <= BATCH && len % PAGE_SIZE == 0);
-        let moved = match &self.mover {
-            Some(m) => m.move_out(region.addr() + offset, len).0,
-            None => 0,
-        };
-        if moved == len {
-            return Ok(());
-        }
-        self.advise_dontneed(region, offset + moved, len - moved)
-    }
-
-    /// [`Shared::drop_pages`] for the runs `spans` of `region` (each `(offset, len)`, at
-    /// most [`BATCH`] pages in all, all held by the caller): moved side by side into one
-    /// scratch mapping and freed there with one call where the kernel can, each run's rest
-    /// by `MADV_DONTNEED`; how each run left, into `dropped`.
     pub(crate) fn drop_runs(
         &self,
         region: &RegionInner,
@@ -287,7 +267,7 @@ impl Shared {
     }
 
     /// `MADV_DONTNEED` over `[offset, offset + len)` of `region` by the pager itself, its
-    /// remove events counted page by page (see [`Shared::drop_pages`]).
+    /// remove events counted page by page (see [`Shared::drop_runs`]).
     fn advise_dontneed(
         &self,
         region: &RegionInner,

@@ -78,15 +78,6 @@ impl Mover {
         }
     }
 
-    /// Drops the pages of `[addr, addr + len)` (page-aligned, at most the mover's run):
-    /// how many bytes from the start left the region (moved and freed, or not mapped),
-    /// and why the rest did not.
-    pub fn move_out(&self, addr: usize, len: usize) -> (usize, Option<io::Error>) {
-        let mut done = [0];
-        let err = self.move_out_runs(addr, &[(0, len)], &mut done);
-        (done[0], err)
-    }
-
     /// Drops the runs of pages at `base + offset` (each `(offset, len)`, page-aligned, at
     /// most the mover's run in all), moved side by side into one scratch mapping and freed
     /// there with one `madvise`: how many bytes from each run's start left the region
