@@ -125,7 +125,7 @@ impl Batch<'_> {
     }
 
     /// Drops the pages that left memory, their runs moved side by side into one scratch
-    /// mapping and freed there at once ([`Shared::drop_runs`]). Where a run could not be
+    /// mapping and freed there at once ([`crate::shared::Shared::drop_runs`]). Where a run could not be
     /// moved whole and `MADV_DONTNEED` took the rest, its page table is read again (the
     /// kernel refuses locked pages, `mlock`, stopping at the first locked mapping, and may
     /// skip the rest of a range where the program split the mapping meanwhile): the pages
