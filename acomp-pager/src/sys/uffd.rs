@@ -1,9 +1,9 @@
 //! The userfaultfd: opened by the syscall or `/dev/userfaultfd`, its API agreed, its ioctls
 //! and its messages.
 //!
-//! The structures and numbers are the kernel's uapi `linux/userfaultfd.h` (libc has none of
-//! them); each ioctl is checked against the `ioctls` mask the kernel returns at
-//! `UFFDIO_API` and `UFFDIO_REGISTER`.
+//! The structures and numbers are the kernel's uapi `linux/userfaultfd.h`, written out in
+//! `uffd/uapi.rs` (libc has none of them); each ioctl is checked against the `ioctls` mask
+//! the kernel returns at `UFFDIO_API` and `UFFDIO_REGISTER`.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -12,146 +12,12 @@ use acomp_zswap::{PAGE_SIZE, Page};
 
 use crate::error::Error;
 
-const UFFDIO: u64 = 0xAA;
-const fn iowr(nr: u64, size: usize) -> u64 {
-    (3 << 30) | ((size as u64) << 16) | (UFFDIO << 8) | nr
-}
-const fn ior(nr: u64, size: usize) -> u64 {
-    (2 << 30) | ((size as u64) << 16) | (UFFDIO << 8) | nr
-}
+mod uapi;
 
-const UFFD_API: u64 = 0xAA;
-const UFFDIO_API: u64 = iowr(0x3F, 24);
-const UFFDIO_REGISTER: u64 = iowr(0x00, 32);
-const UFFDIO_UNREGISTER: u64 = ior(0x01, 16);
-const UFFDIO_WAKE: u64 = ior(0x02, 16);
-const UFFDIO_COPY: u64 = iowr(0x03, 40);
-const UFFDIO_ZEROPAGE: u64 = iowr(0x04, 32);
-const UFFDIO_WRITEPROTECT: u64 = iowr(0x06, 24);
-const UFFDIO_POISON: u64 = iowr(0x08, 32);
-const UFFDIO_MOVE: u64 = iowr(0x05, 40);
-/// `/dev/userfaultfd`'s one ioctl: a new userfaultfd, as the syscall makes (Linux 6.1).
-const USERFAULTFD_IOC_NEW: u64 = 0xAA00;
-
-const UFFD_FEATURE_PAGEFAULT_FLAG_WP: u64 = 1 << 0;
-const UFFD_FEATURE_EVENT_REMOVE: u64 = 1 << 3;
-const UFFD_FEATURE_SIGBUS: u64 = 1 << 7;
-const UFFD_FEATURE_THREAD_ID: u64 = 1 << 8;
-const UFFD_FEATURE_POISON: u64 = 1 << 14;
-const UFFD_FEATURE_MOVE: u64 = 1 << 16;
-/// The features the pager needs: write-protect faults (page-out racing writers, clean
-/// copies), remove events (the program's `MADV_DONTNEED`/`MADV_REMOVE`), thread ids (in
-/// messages), poison (a fault that cannot be served is SIGBUS, not a hang).
-const FEATURES: u64 = UFFD_FEATURE_PAGEFAULT_FLAG_WP
-    | UFFD_FEATURE_EVENT_REMOVE
-    | UFFD_FEATURE_THREAD_ID
-    | UFFD_FEATURE_POISON;
-
-/// userfaultfd(2)'s flag: faults from user mode only; the kernel's own accesses to a
-/// missing page fail (`EFAULT`). Such a userfaultfd needs no privilege (Linux 5.11).
-const UFFD_USER_MODE_ONLY: libc::c_int = 1;
-
-const UFFDIO_REGISTER_MODE_MISSING: u64 = 1;
-const UFFDIO_REGISTER_MODE_WP: u64 = 2;
-const UFFDIO_COPY_MODE_DONTWAKE: u64 = 1;
-const UFFDIO_COPY_MODE_WP: u64 = 2;
-const UFFDIO_ZEROPAGE_MODE_DONTWAKE: u64 = 1;
-const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1;
-const UFFDIO_WRITEPROTECT_MODE_DONTWAKE: u64 = 2;
-const UFFDIO_MOVE_MODE_DONTWAKE: u64 = 1;
-const UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES: u64 = 2;
-
-/// The event of a page fault.
-pub const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
-/// The event of the program's `MADV_DONTNEED` or `MADV_REMOVE` over a registered range.
-pub const UFFD_EVENT_REMOVE: u8 = 0x15;
-/// A fault's flag: the access was a write.
-pub const UFFD_PAGEFAULT_FLAG_WRITE: u64 = 1;
-/// A fault's flag: a write to a write-protected page.
-pub const UFFD_PAGEFAULT_FLAG_WP: u64 = 2;
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioApi {
-    api: u64,
-    features: u64,
-    ioctls: u64,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct UffdioRange {
-    start: u64,
-    len: u64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioRegister {
-    range: UffdioRange,
-    mode: u64,
-    ioctls: u64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioCopy {
-    dst: u64,
-    src: u64,
-    len: u64,
-    mode: u64,
-    copy: i64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioZeropage {
-    range: UffdioRange,
-    mode: u64,
-    zeropage: i64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioWriteprotect {
-    range: UffdioRange,
-    mode: u64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioMove {
-    dst: u64,
-    src: u64,
-    len: u64,
-    mode: u64,
-    moved: i64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct UffdioPoison {
-    range: UffdioRange,
-    mode: u64,
-    updated: i64,
-}
-
-/// `struct uffd_msg`: 32 bytes, the event in the first byte and its arguments from byte 8.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct Msg {
-    /// `UFFD_EVENT_*`.
-    pub event: u8,
-    _reserved: [u8; 7],
-    /// Page fault: `flags`; remove: `start`.
-    pub arg0: u64,
-    /// Page fault: `address`; remove: `end`.
-    pub arg1: u64,
-    /// Page fault: the faulting thread's id (`ptid`, with `UFFD_FEATURE_THREAD_ID`).
-    pub arg2: u64,
-}
-
-const _: () = assert!(size_of::<Msg>() == 32);
+use uapi::*;
+pub use uapi::{
+    Msg, UFFD_EVENT_PAGEFAULT, UFFD_EVENT_REMOVE, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE,
+};
 
 /// Why userfaultfd could not be had, in words a user can act on, the kernel's error kept.
 fn refused(source: io::Error) -> Error {
