@@ -59,6 +59,15 @@ pub trait SwapDevice: Send + Sync {
     }
 }
 
+/// The checksum of a written-back page: CRC-32 of its key and bytes, so that a page read
+/// from another key's slot does not match either.
+pub(crate) fn checksum(key: u64, page: &Page) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&key.to_le_bytes());
+    h.update(page);
+    h.finalize()
+}
+
 impl<D: SwapDevice + ?Sized> SwapDevice for std::sync::Arc<D> {
     fn write_page(&self, key: u64, page: &Page) -> io::Result<()> {
         (**self).write_page(key, page)
@@ -74,16 +83,17 @@ impl<D: SwapDevice + ?Sized> SwapDevice for std::sync::Arc<D> {
     }
 }
 
-/// Which slot holds each key, and which slots are free.
+/// Which slot of the file holds each key, and which slots are free (the slab's table of
+/// entries is `slab::Slots`).
 #[derive(Default)]
-struct Slots {
+struct FileSlots {
     by_key: HashMap<u64, u64>,
     free: Vec<u64>,
     /// Slots ever used: the file's length in pages.
     next: u64,
 }
 
-impl Slots {
+impl FileSlots {
     /// A slot for `key`: its own if it has one, else a free one, else a new one at the end.
     fn slot(&mut self, key: u64) -> u64 {
         if let Some(&s) = self.by_key.get(&key) {
@@ -105,7 +115,7 @@ impl Slots {
 /// where the file system supports it). `Send + Sync`.
 pub struct SwapFile {
     file: File,
-    slots: Mutex<Slots>,
+    slots: Mutex<FileSlots>,
 }
 
 impl std::fmt::Debug for SwapFile {

@@ -21,42 +21,18 @@
 use std::cell::RefCell;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use acomp::{Codec, Segment};
-use parking_lot::RwLock;
-
-use crate::entry::{Folio, FrameTag, Mark, State};
 use crate::filled::same_filled_word;
-use crate::outcome::{
-    FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError, StoreKind,
-};
-use crate::pool::Handle;
+use crate::outcome::{FolioInfo, FolioKind, LoadError, MAX_FOLIO_PAGES, StoreError, StoreKind};
 use crate::slab::EntryRef;
+use crate::slab::{Folio, FrameTag, Mark, State};
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
 
-/// Folio ids, over every tier: a copy of one folio's bytes never matches another's.
-pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
 thread_local! {
     /// The destination of a folio's compression (the folio's size).
     static FOLIO_DST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// A frame kept in several objects, gathered into one buffer for the one-shot path.
-    static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// A folio decoded whole for one page, where the algorithm has no range reads, and the
-    /// id of the folio it holds (0: none). Ids are never reused and a folio's bytes never
-    /// change, so the next page of the same folio is copied from here without a decode.
-    static SCRATCH: RefCell<(u64, Vec<u8>)> = const { RefCell::new((0, Vec::new())) };
-}
-
-pub(crate) fn decoded(res: Result<usize, acomp::Error>, want: usize) -> Result<(), LoadError> {
-    match res {
-        Ok(n) if n == want => Ok(()),
-        Ok(n) => Err(LoadError::WrongLength(n)),
-        Err(e) => Err(LoadError::Decompress(e)),
-    }
 }
 
 impl Zswap {
@@ -178,20 +154,8 @@ impl Zswap {
             }
             return Ok(FolioKind::Pages);
         };
-        let c = &self.counters;
-        inc(&c.stored_folios);
-        c.folio_pages.fetch_add(n as u64, Ordering::Relaxed);
-        c.stored_bytes.fetch_add(length as u64, Ordering::Relaxed);
-        let folio = Arc::new(Folio {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            first: offset,
-            pages: n,
-            members: n,
-            codec: FrameTag::Primary,
-            length,
-            chunks: RwLock::new(chunks),
-            live: AtomicUsize::new(n),
-        });
+        let folio = Arc::new(Folio::new(offset, n, n, FrameTag::Primary, length, chunks));
+        self.count_folio(&folio);
         for (k, o) in offsets.enumerate() {
             let state = State::Folio {
                 folio: Arc::clone(&folio),
@@ -301,69 +265,5 @@ impl Zswap {
             .inspect_err(|_| inc(&self.counters.decompress_fail))?;
             return Ok(folio.info());
         }
-    }
-
-    /// Page `k` of `folio`, under its entry's lock: a range read where the algorithm has
-    /// one (zstd), else the frame decoded into a per-thread buffer (unless it holds that
-    /// folio already) and the page copied.
-    pub(crate) fn read_folio_page(
-        &self,
-        folio: &Folio,
-        k: usize,
-        page: &mut Page,
-    ) -> Result<LoadKind, LoadError> {
-        if folio.codec == FrameTag::Recompressed {
-            return self.read_unit_page(folio, k, page);
-        }
-        let chunks = folio.chunks.read();
-        let res = if self.tfm.codec() == Codec::Zstd {
-            let at = (k * PAGE_SIZE) as u64;
-            decoded(
-                self.pool.read_frame_sg(&chunks, folio.length, |src| {
-                    self.tfm
-                        .decompress_range(src, &mut [Segment::new(at, page)])
-                }),
-                PAGE_SIZE,
-            )
-        } else {
-            SCRATCH.with_borrow_mut(|(held, buf)| {
-                if *held != folio.id {
-                    *held = 0;
-                    buf.resize(folio.pages * PAGE_SIZE, 0);
-                    self.decode_frame(folio.codec, &chunks, folio.length, buf)?;
-                    *held = folio.id;
-                }
-                page.copy_from_slice(&buf[k * PAGE_SIZE..][..PAGE_SIZE]);
-                Ok(())
-            })
-        };
-        res.inspect_err(|_| inc(&self.counters.decompress_fail))
-            .map(|()| LoadKind::Folio)
-    }
-
-    /// Decodes a frame written by `codec`'s transform into `out`, exactly its bytes: straight from the object where the
-    /// frame is one, else gathered into one buffer first (the one-shot path), as zsmalloc
-    /// copies an object that straddles pages into a per-CPU buffer to map it.
-    pub(crate) fn decode_frame(
-        &self,
-        codec: FrameTag,
-        chunks: &[Handle],
-        length: usize,
-        out: &mut [u8],
-    ) -> Result<(), LoadError> {
-        let tfm = self.transform(codec);
-        let want = out.len();
-        let res = match chunks {
-            [one] => self.pool.read_sg(one, length, |src| match src {
-                [s] => tfm.decompress_to_buffer(s, out),
-                _ => tfm.decompress(src, &mut [IoSliceMut::new(out)]),
-            }),
-            _ => GATHER.with_borrow_mut(|gather| {
-                gather.resize(length, 0);
-                self.pool.read_into(chunks, gather);
-                tfm.decompress_to_buffer(gather, out)
-            }),
-        };
-        decoded(res, want)
     }
 }

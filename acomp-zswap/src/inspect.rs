@@ -7,12 +7,21 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::PAGE_SIZE;
-#[cfg(feature = "inspect")]
-use crate::entry::FrameTag;
-use crate::entry::State;
 use crate::outcome::EntryInfo;
+#[cfg(feature = "inspect")]
+use crate::slab::FrameTag;
+use crate::slab::State;
 use crate::stats::Stats;
 use crate::tier::Zswap;
+
+/// Its counters ([`Zswap::stats`]), the one thing of a tier worth printing.
+impl std::fmt::Debug for Zswap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zswap")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
 
 impl Zswap {
     /// What `offset` holds now, if anything.

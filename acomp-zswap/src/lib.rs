@@ -164,20 +164,18 @@
 
 #![deny(missing_docs, unsafe_code)]
 
-mod builder;
-mod compact;
-mod device;
-mod entry;
+// The files in one-way layers, each calling only into the layers above it in this list
+// (ARCHITECTURE.md, "acomp-zswap/", draws them and says why the cuts are where they are).
+// 0. Types and platform: leaves.
 mod filled;
-mod folio;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod hooks;
-mod index;
-mod inspect;
-mod load;
-mod lru;
 mod outcome;
+mod stats;
+mod sys;
+// 1. Storage: the pool (zsmalloc) and the device, which know no entry.
+mod device;
 // The zsmalloc-style pool is the tier's own; its tests and benches (the `test-hooks`
 // feature) read it: its size classes, its arena's constants, its allocator.
 #[cfg(feature = "test-hooks")]
@@ -185,15 +183,21 @@ mod outcome;
 pub mod pool;
 #[cfg(not(feature = "test-hooks"))]
 mod pool;
-mod recompress;
-mod shrink;
+// 2. Entries: the slab (entries, their slots, their lists) and the index by offset.
+mod index;
 mod slab;
-mod slots;
-mod stats;
-mod store;
-mod sys;
+// 3. The tier's core: what makes and ends an entry, and what reads one.
+mod read;
 mod tier;
-mod unit;
+// 4. The calls on entries, and reclaim under them.
+mod inspect;
+mod load;
+mod shrink;
+mod store;
+// 5. Extensions over those: folios, recompression, the builder.
+mod builder;
+mod folio;
+mod recompress;
 
 pub use builder::Builder;
 pub use device::{SwapDevice, SwapFile};

@@ -1,29 +1,12 @@
-//! The load path (`zswap_load`): the entry by offset, then its page decompressed straight
-//! out of the pool's fragments (two where the object straddles backing pages that are not
-//! neighbours in one chunk; through the transform that wrote the frame), copied, filled,
-//! decoded from a folio's frame, or read from the device and checked against its checksum.
-//! Exclusive loads (`take`) and clean copies ([`Zswap::load_clean`]) are loads too.
+//! The load path (`zswap_load`): the entry by offset, locked for reading, and its page read
+//! out of whatever holds it (`read.rs`). Exclusive loads (`take`) and clean copies
+//! ([`Zswap::load_clean`]) are loads too.
 
-use std::io::IoSliceMut;
-
-use acomp::Acomp;
-
-use crate::entry::{FrameTag, Mark, State};
-use crate::filled::fill_word;
+use crate::Page;
 use crate::outcome::{LoadError, LoadKind};
-use crate::pool;
+use crate::slab::{Mark, State};
 use crate::stats::{dec, inc};
 use crate::tier::Zswap;
-use crate::{PAGE_SIZE, Page};
-
-/// The checksum of a written-back page: CRC-32 of its key and bytes, so that a page read
-/// from another key's slot does not match either.
-pub(crate) fn checksum(key: u64, page: &Page) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&key.to_le_bytes());
-    h.update(page);
-    h.finalize()
-}
 
 impl Zswap {
     /// Loads the page at `offset` into `page`; the entry stays.
@@ -165,74 +148,6 @@ impl Zswap {
             }
             // Else a store replaced it meanwhile (an overlapping store) and frees it.
             return Ok(kind);
-        }
-    }
-
-    /// The page of a live entry, under its lock.
-    pub(crate) fn read(&self, state: &State, page: &mut Page) -> Result<LoadKind, LoadError> {
-        let c = &self.counters;
-        match state {
-            State::Dead => unreachable!("callers look dead entries up again"),
-            State::Filled(word) => {
-                fill_word(page, *word);
-                Ok(LoadKind::Filled)
-            }
-            State::Pool {
-                handle,
-                incompressible: true,
-                ..
-            } => {
-                self.pool
-                    .read_sg(handle, PAGE_SIZE, |frags| pool::copy_frags(frags, page));
-                Ok(LoadKind::Incompressible)
-            }
-            State::Pool {
-                handle,
-                length,
-                codec,
-                ..
-            } => {
-                let tfm = self.transform(*codec);
-                let res = self.pool.read_sg(handle, *length as usize, |src| {
-                    tfm.decompress(src, &mut [IoSliceMut::new(page)])
-                });
-                match res {
-                    Ok(PAGE_SIZE) => Ok(LoadKind::Decompressed),
-                    Ok(n) => Err(LoadError::WrongLength(n)),
-                    Err(e) => Err(LoadError::Decompress(e)),
-                }
-                .inspect_err(|_| inc(&c.decompress_fail))
-            }
-            State::Folio { folio, index } => self.read_folio_page(folio, *index, page),
-            State::Device {
-                key,
-                checksum: expected,
-            } => {
-                let dev = self.device.as_ref().expect("written back to a device");
-                if let Err(e) = dev.read_page(*key, page) {
-                    inc(&c.device_read_fail);
-                    return Err(LoadError::Io(e));
-                }
-                let found = checksum(*key, page);
-                if found != *expected {
-                    inc(&c.device_corrupt);
-                    return Err(LoadError::Corrupt {
-                        key: *key,
-                        expected: *expected,
-                        found,
-                    });
-                }
-                inc(&c.device_loads);
-                Ok(LoadKind::Device)
-            }
-        }
-    }
-
-    /// The transform that decodes frames tagged `codec`.
-    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
-        match (codec, &self.recomp) {
-            (FrameTag::Recompressed, Some(r)) => r,
-            _ => &self.tfm,
         }
     }
 }

@@ -14,41 +14,29 @@
 //! - As zram's, a frame that is not at least one size class smaller than the one it would
 //!   replace is thrown away: the entry stays as it was and is not tried again until its
 //!   offset is stored again (a new entry).
-//! - Each entry carries the tag of the transform that wrote its frame ([`FrameTag`]): loads,
+//! - Each entry carries the tag of the transform that wrote its frame ([`FrameTag`](crate::slab::FrameTag)): loads,
 //!   writeback and compaction go through it.
 
-use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use acomp::Acomp;
 use parking_lot::{Condvar, Mutex};
 
 #[cfg(doc)]
 use crate::Builder;
-use crate::entry::{FrameTag, Mark, State};
-use crate::slab::EntryRef;
+use crate::slab::{EntryRef, Mark};
 use crate::stats::inc;
 use crate::sys;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
 
+mod page;
+mod unit;
+
 /// How often the thread of [`Zswap::recompress_every`] looks at the pool's size, with
 /// [`Builder::recompress_pressure_percent`].
 pub const PRESSURE_POLL: Duration = Duration::from_millis(100);
-
-/// What one try at an entry did.
-enum Outcome {
-    Recompressed,
-    /// Not smaller by a size class, or the transform failed: not tried again.
-    Skipped,
-    /// Changed, accessed or gone meanwhile, or the pool at its budget: may be tried again.
-    Raced,
-    /// Nothing to recompress, ever, in this entry (same-filled, kept as it is, on the
-    /// device, recompressed already, dead): marked tried, not counted.
-    Never,
-}
 
 impl Zswap {
     /// Marks every entry idle (zram's `echo all > /sys/block/zramX/idle`). A load or store
@@ -150,123 +138,6 @@ impl Zswap {
             self.compact();
         }
         done
-    }
-
-    /// The entry at `offset` recompressed alone, counted; 1 if it was. A window of units
-    /// with one idle page in it comes here.
-    pub(crate) fn recompress_single(&self, recomp: &Acomp, offset: u64) -> usize {
-        let Some(entry) = self.lookup(offset) else {
-            return 0;
-        };
-        let mut src: Box<Page> = Box::new([0; PAGE_SIZE]);
-        let mut dst: Box<Page> = Box::new([0; PAGE_SIZE]);
-        self.recompress_entry(recomp, offset, &entry, &mut src, &mut dst)
-    }
-
-    /// [`Zswap::recompress_one`], counted; 1 if the entry was recompressed.
-    fn recompress_entry(
-        &self,
-        recomp: &Acomp,
-        offset: u64,
-        entry: &EntryRef<'_>,
-        src: &mut Page,
-        dst: &mut Page,
-    ) -> usize {
-        let c = &self.counters;
-        match self.recompress_one(recomp, offset, entry, src, dst) {
-            Outcome::Recompressed => {
-                inc(&c.recompressed_pages);
-                return 1;
-            }
-            Outcome::Skipped => {
-                entry.mark_tried();
-                inc(&c.recompress_skipped_pages);
-            }
-            Outcome::Never => entry.mark_tried(),
-            Outcome::Raced => {}
-        }
-        0
-    }
-
-    fn recompress_one(
-        &self,
-        recomp: &Acomp,
-        offset: u64,
-        entry: &EntryRef<'_>,
-        src: &mut Page,
-        dst: &mut Page,
-    ) -> Outcome {
-        // 1. The page, under the entry's lock held for reading.
-        let old_length = {
-            let state = entry.read();
-            let State::Pool {
-                length,
-                incompressible: false,
-                codec: FrameTag::Primary,
-                ..
-            } = &*state
-            else {
-                // Same-filled, kept as it is, on the device, recompressed, or dead: nothing
-                // to gain (a new store makes a new entry).
-                return Outcome::Never;
-            };
-            if self.read(&state, src).is_err() {
-                return Outcome::Skipped;
-            }
-            *length as usize
-        };
-        // 2. Recompressed, outside any lock.
-        #[cfg(feature = "test-hooks")]
-        crate::hooks::run_while_recompressing(offset);
-        let Ok(new_length) =
-            recomp.compress(&[IoSlice::new(&src[..])], &mut [IoSliceMut::new(dst)])
-        else {
-            return Outcome::Skipped;
-        };
-        let class = |n: usize| self.pool.class_info(n).map(|c| c.size);
-        let (Some(old_class), Some(new_class)) = (class(old_length), class(new_length)) else {
-            return Outcome::Skipped;
-        };
-        if new_class >= old_class {
-            return Outcome::Skipped;
-        }
-        // 3. A new object; swapped in only if the entry is as it was.
-        let Ok(mut handle) = self.pool.alloc(new_length, offset) else {
-            return Outcome::Raced;
-        };
-        self.pool.write(&mut handle, &dst[..new_length]);
-        let mut state = entry.write();
-        let unchanged = entry.marks.get(Mark::Idle)
-            && matches!(
-                &*state,
-                State::Pool { length, incompressible: false, codec: FrameTag::Primary, .. }
-                    if *length as usize == old_length
-            );
-        if !unchanged {
-            drop(state);
-            self.pool.free(handle);
-            return Outcome::Raced;
-        }
-        let old = std::mem::replace(
-            &mut *state,
-            State::Pool {
-                handle,
-                length: new_length as u32,
-                incompressible: false,
-                codec: FrameTag::Recompressed,
-            },
-        );
-        drop(state);
-        let State::Pool { handle: old, .. } = old else {
-            unreachable!("checked above, under the same lock")
-        };
-        self.pool.free(old);
-        let c = &self.counters;
-        c.stored_bytes
-            .fetch_sub((old_length - new_length) as u64, Relaxed);
-        c.recompress_saved_bytes
-            .fetch_add((old_class - new_class) as u64, Relaxed);
-        Outcome::Recompressed
     }
 
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries

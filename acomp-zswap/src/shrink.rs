@@ -6,14 +6,16 @@
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::{Mark, State};
-use crate::load::checksum;
+use crate::device::checksum;
 use crate::outcome::StoreError;
 use crate::pool::{AllocError, Handle};
 use crate::slab::EntryRef;
-use crate::stats::{dec, inc};
+use crate::slab::{Mark, State};
+use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
+
+mod compact;
 
 /// Pages the shrinker writes back in one batch ([`crate::SwapDevice::write_pages`]).
 pub const WRITEBACK_BATCH: usize = 32;
@@ -312,25 +314,10 @@ impl Zswap {
         }
         let written = locked.len();
         for (_, mut state, key, sum) in locked {
+            // Checked above, under the same lock: a pool state. A folio's frame is freed
+            // once its last page leaves it.
             let old = std::mem::replace(&mut *state, State::Device { key, checksum: sum });
-            dec(&c.stored_pages);
-            match old {
-                State::Pool {
-                    handle,
-                    length,
-                    incompressible,
-                    ..
-                } => {
-                    self.pool.free(handle);
-                    if incompressible {
-                        dec(&c.stored_incompressible_pages);
-                    }
-                    c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
-                }
-                // The frame is freed once its last page leaves it.
-                State::Folio { folio, .. } => self.leave_folio(&folio),
-                _ => unreachable!("checked above, under the same lock"),
-            }
+            self.leave_pool(old);
             inc(&c.device_pages);
             inc(&c.written_back_pages);
         }

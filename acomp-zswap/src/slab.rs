@@ -1,5 +1,5 @@
 //! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one table that
-//! grows without moving what it holds (`slots.rs`), reached by its slot number; a freed slot
+//! grows without moving what it holds (`slab/slots.rs`), reached by its slot number; a freed slot
 //! is reused by a later store, so that an entry costs no allocation of its own and the
 //! index holds 8 bytes per offset (slot and generation), not a pointer to a reference count.
 //!
@@ -12,7 +12,7 @@
 //! LRU's operations check it under the lists' lock, so that an old handle never puts a slot
 //! back into a list.
 //!
-//! The lists (`lru.rs`: LRU, clean copies, free slots) share one lock: freeing a slot takes
+//! The lists (`slab/lru.rs`: LRU, clean copies, free slots) share one lock: freeing a slot takes
 //! it out of its list and onto the free stack in one hold.
 //!
 //! The rule of the entries' locks: **a thread that holds an entry's lock never waits for
@@ -26,9 +26,14 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use parking_lot::{Mutex, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::entry::{Entry, Mark, State};
-use crate::lru::{Lists, Slots, Which};
 use crate::pool::Handle;
+use lru::{Lists, Slots, Which};
+
+mod entry;
+mod lru;
+mod slots;
+
+pub(crate) use entry::{Entry, Folio, FrameTag, Mark, State};
 
 /// What an old handle's guard shows: the entry is gone.
 static DEAD: State = State::Dead;

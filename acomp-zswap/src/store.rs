@@ -10,9 +10,9 @@ use std::io::{IoSlice, IoSliceMut};
 use acomp::Request;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::{FrameTag, State};
 use crate::filled::same_filled_word;
 use crate::outcome::{StoreError, StoreKind};
+use crate::slab::{FrameTag, State};
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};

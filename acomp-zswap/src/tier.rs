@@ -14,10 +14,9 @@ use acomp::Acomp;
 use parking_lot::Mutex;
 
 use crate::device::SwapDevice;
-use crate::entry::{Folio, Mark, State};
 use crate::index::{Index, shard_of};
 use crate::pool::Pool;
-use crate::slab::{EntryRef, Slab, Write};
+use crate::slab::{EntryRef, Folio, FrameTag, Mark, Slab, State, Write};
 use crate::stats::{Counters, dec, inc};
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
@@ -58,14 +57,6 @@ pub struct Zswap {
     /// Pool pages past which the recompression thread recompresses at once
     /// ([`crate::Builder::recompress_pressure_percent`]).
     pub(crate) pressure_pages: Option<usize>,
-}
-
-impl std::fmt::Debug for Zswap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Zswap")
-            .field("stats", &self.stats())
-            .finish_non_exhaustive()
-    }
 }
 
 impl Zswap {
@@ -194,23 +185,7 @@ impl Zswap {
                 dec(&c.stored_pages);
                 dec(&c.same_filled_pages);
             }
-            State::Pool {
-                handle,
-                length,
-                incompressible,
-                ..
-            } => {
-                self.pool.free(handle);
-                dec(&c.stored_pages);
-                if incompressible {
-                    dec(&c.stored_incompressible_pages);
-                }
-                c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
-            }
-            State::Folio { folio, .. } => {
-                dec(&c.stored_pages);
-                self.leave_folio(&folio);
-            }
+            state @ (State::Pool { .. } | State::Folio { .. }) => self.leave_pool(state),
             State::Device { key, .. } => {
                 dec(&c.device_pages);
                 let dev = self.device.as_ref().expect("written back to a device");
@@ -222,27 +197,86 @@ impl Zswap {
         self.entries.retire(entry);
     }
 
+    /// A page in the pool leaves it (released, or written back to the device): its object
+    /// freed, or its folio's frame left ([`Zswap::leave_folio`]), and counted out of the
+    /// gauges [`Zswap::install`] counted it in.
+    #[inline]
+    pub(crate) fn leave_pool(&self, state: State) {
+        let c = &self.counters;
+        dec(&c.stored_pages);
+        match state {
+            State::Pool {
+                handle,
+                length,
+                incompressible,
+                ..
+            } => {
+                self.pool.free(handle);
+                if incompressible {
+                    dec(&c.stored_incompressible_pages);
+                }
+                c.stored_bytes.fetch_sub(u64::from(length), Relaxed);
+            }
+            State::Folio { folio, .. } => self.leave_folio(&folio),
+            _ => unreachable!("only pool states leave the pool"),
+        }
+    }
+
+    /// Counts a new folio's frame (a stored folio, or a recompressed unit: `stored_units`
+    /// too) and the pages it serves; the one place, with [`Zswap::leave_folio`], that keeps
+    /// the folio and unit gauges.
+    pub(crate) fn count_folio(&self, folio: &Folio) {
+        let c = &self.counters;
+        inc(&c.stored_folios);
+        c.folio_pages.fetch_add(folio.members as u64, Relaxed);
+        c.stored_bytes.fetch_add(folio.length as u64, Relaxed);
+        if folio.codec == FrameTag::Recompressed {
+            inc(&c.stored_units);
+        }
+    }
+
     /// A page leaves `folio` (invalidated, taken, replaced or written back; the caller holds
-    /// its entry's lock for writing): the last to leave frees the frame.
-    pub(crate) fn leave_folio(&self, folio: &Folio) {
+    /// its entry's lock for writing): the last to leave frees the frame. The held gauges
+    /// count the pages that left a frame still kept for the others, and its bytes once; a
+    /// unit's (`FrameTag::Recompressed`) count in the unit gauges too.
+    fn leave_folio(&self, folio: &Folio) {
         let c = &self.counters;
         dec(&c.folio_pages);
         let left = folio.live.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) - 1;
-        let length = folio.length as u64;
-        self.count_unit_leave(folio, left);
-        if left > 0 {
-            inc(&c.held_folio_pages);
-            if left == folio.members - 1 {
-                c.held_folio_bytes.fetch_add(length, Relaxed);
+        let unit = folio.codec == FrameTag::Recompressed;
+        let held = |pages: &AtomicU64, bytes: &AtomicU64| {
+            let length = folio.length as u64;
+            if left > 0 {
+                inc(pages);
+                if left == folio.members - 1 {
+                    bytes.fetch_add(length, Relaxed);
+                }
+            } else {
+                pages.fetch_sub(folio.members as u64 - 1, Relaxed);
+                bytes.fetch_sub(length, Relaxed);
             }
+        };
+        held(&c.held_folio_pages, &c.held_folio_bytes);
+        if unit {
+            held(&c.held_unit_pages, &c.held_unit_bytes);
+        }
+        if left > 0 {
             return;
         }
-        c.held_folio_pages
-            .fetch_sub(folio.members as u64 - 1, Relaxed);
-        c.held_folio_bytes.fetch_sub(length, Relaxed);
         self.pool
             .free_frame(std::mem::take(&mut *folio.chunks.write()));
         dec(&c.stored_folios);
-        c.stored_bytes.fetch_sub(length, Relaxed);
+        if unit {
+            dec(&c.stored_units);
+        }
+        c.stored_bytes.fetch_sub(folio.length as u64, Relaxed);
+    }
+
+    /// The transform that decodes frames tagged `codec`.
+    pub(crate) fn transform(&self, codec: FrameTag) -> &Acomp {
+        match (codec, &self.recomp) {
+            (FrameTag::Recompressed, Some(r)) => r,
+            _ => &self.tfm,
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The slab's unit tests.
 
 use super::*;
-use crate::entry::{Folio, FrameTag, Mark};
+use crate::slab::{Folio, FrameTag, Mark};
 
 fn filled(state: &State) -> Option<u64> {
     match state {

@@ -18,7 +18,7 @@
 
 use std::sync::OnceLock;
 
-use crate::entry::Entry;
+use super::entry::Entry;
 
 /// Slots in the first chunk: 64.
 pub(crate) const FIRST_SLOTS: usize = 1 << FIRST_SHIFT;

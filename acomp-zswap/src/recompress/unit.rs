@@ -24,23 +24,17 @@
 use std::cell::RefCell;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
-use acomp::{Acomp, Codec, Segment};
-use parking_lot::RwLock;
+use acomp::Acomp;
 
-use crate::entry::{Folio, FrameTag, Mark, State};
-use crate::folio::{NEXT_ID, decoded};
-use crate::outcome::{LoadError, LoadKind};
 use crate::slab::{EntryRef, Write};
+use crate::slab::{Folio, FrameTag, Mark, State};
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page, sys};
 
 thread_local! {
-    /// The unit decoded last by this thread: its id (0: none), how many of its pages are
-    /// decoded, and those pages.
-    static DECODED: RefCell<(u64, usize, Vec<u8>)> = const { RefCell::new((0, 0, Vec::new())) };
     /// The window's pages, and the unit's frame.
     static BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
@@ -65,7 +59,7 @@ impl Zswap {
     /// A pass of recompression into units of `self.unit_pages`: up to `max_pages` idle
     /// entries tried, window by window; stops before the next window once `stop()` says
     /// so. Returns how many pages were recompressed (into units or alone).
-    pub(crate) fn recompress_units(
+    pub(super) fn recompress_units(
         &self,
         recomp: &Acomp,
         max_pages: usize,
@@ -244,17 +238,16 @@ impl Zswap {
             return 0;
         }
         let last = members[members.len() - 1].offset;
-        let folio = Arc::new(Folio {
-            id: NEXT_ID.fetch_add(1, Relaxed),
+        let pages = (last - first + 1) as usize;
+        let folio = Folio::new(
             first,
-            pages: (last - first + 1) as usize,
-            members: kept.len(),
-            codec: FrameTag::Recompressed,
-            length: frame.len(),
-            chunks: RwLock::new(chunks),
-            live: AtomicUsize::new(kept.len()),
-        });
-        let c = &self.counters;
+            pages,
+            kept.len(),
+            FrameTag::Recompressed,
+            frame.len(),
+            chunks,
+        );
+        let folio = Arc::new(folio);
         let mut freed = 0u64;
         for ((m, guard), keep) in members.iter().zip(guards.iter_mut()).zip(keep) {
             let (true, Some(guard)) = (keep, guard) else {
@@ -272,73 +265,14 @@ impl Zswap {
             freed += u64::from(length);
         }
         drop(guards);
+        let c = &self.counters;
         let k = kept.len() as u64;
         c.stored_bytes.fetch_sub(freed, Relaxed);
-        c.stored_bytes.fetch_add(frame.len() as u64, Relaxed);
-        inc(&c.stored_folios);
-        c.folio_pages.fetch_add(k, Relaxed);
-        inc(&c.stored_units);
+        self.count_folio(&folio);
         c.recompressed_unit_pages.fetch_add(k, Relaxed);
         c.recompressed_pages.fetch_add(k, Relaxed);
         c.recompress_saved_bytes
             .fetch_add((old - new) as u64, Relaxed);
         kept.len()
-    }
-
-    /// Page `k` of a unit, under its entry's lock: copied from this thread's decoded unit
-    /// where it holds the page; else, where it holds another unit (or none), the frame
-    /// decoded up to the page (a range read that stops there, where the transform has
-    /// one); else (a second page of the same unit) the whole frame.
-    pub(crate) fn read_unit_page(
-        &self,
-        folio: &Folio,
-        k: usize,
-        page: &mut Page,
-    ) -> Result<LoadKind, LoadError> {
-        let tfm = self.transform(folio.codec);
-        let chunks = folio.chunks.read();
-        DECODED
-            .with_borrow_mut(|(held, upto, buf)| {
-                if *held != folio.id || k >= *upto {
-                    let whole = *held == folio.id || tfm.codec() != Codec::Zstd;
-                    let want = if whole { folio.pages } else { k + 1 };
-                    *held = 0;
-                    buf.resize(buf.len().max(want * PAGE_SIZE), 0);
-                    let out = &mut buf[..want * PAGE_SIZE];
-                    if whole {
-                        self.decode_frame(folio.codec, &chunks, folio.length, out)?;
-                    } else {
-                        let res = self.pool.read_frame_sg(&chunks, folio.length, |src| {
-                            tfm.decompress_range(src, &mut [Segment::new(0, out)])
-                        });
-                        decoded(res, want * PAGE_SIZE)?;
-                    }
-                    (*held, *upto) = (folio.id, want);
-                }
-                page.copy_from_slice(&buf[k * PAGE_SIZE..][..PAGE_SIZE]);
-                Ok(())
-            })
-            .inspect_err(|_| inc(&self.counters.decompress_fail))
-            .map(|()| LoadKind::Folio)
-    }
-
-    /// The unit gauges as a page leaves `folio` with `left` pages still in it (from
-    /// [`Zswap::leave_folio`]); nothing for a stored folio.
-    pub(crate) fn count_unit_leave(&self, folio: &Folio, left: usize) {
-        if folio.codec != FrameTag::Recompressed {
-            return;
-        }
-        let c = &self.counters;
-        if left > 0 {
-            inc(&c.held_unit_pages);
-            if left == folio.members - 1 {
-                c.held_unit_bytes.fetch_add(folio.length as u64, Relaxed);
-            }
-            return;
-        }
-        c.held_unit_pages
-            .fetch_sub(folio.members as u64 - 1, Relaxed);
-        c.held_unit_bytes.fetch_sub(folio.length as u64, Relaxed);
-        crate::stats::dec(&c.stored_units);
     }
 }

@@ -3,7 +3,7 @@
 //! and a folio's frame that the entries of its pages share. A leaf: it knows the pool's handles and the `FolioInfo` a folio
 //! describes itself with, nothing of the tier.
 
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::RwLock;
 
@@ -199,7 +199,34 @@ pub(crate) struct Folio {
     pub(crate) live: AtomicUsize,
 }
 
+/// Folio ids, over every tier: a copy of one folio's bytes never matches another's.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 impl Folio {
+    /// A new folio's frame of `length` bytes in `chunks`, written by `codec`'s transform,
+    /// with a new id: `pages` page slots from `first`, `members` of them served (all of
+    /// them, the frame's last reader, for now).
+    pub(crate) fn new(
+        first: u64,
+        pages: usize,
+        members: usize,
+        codec: FrameTag,
+        length: usize,
+        chunks: Vec<Handle>,
+    ) -> Folio {
+        Folio {
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            first,
+            pages,
+            members,
+            codec,
+            length,
+            chunks: RwLock::new(chunks),
+            live: AtomicUsize::new(members),
+        }
+    }
+
+    /// What it tells a caller of itself.
     pub(crate) fn info(&self) -> FolioInfo {
         FolioInfo {
             id: self.id,

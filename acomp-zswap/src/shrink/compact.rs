@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::State;
+use crate::slab::State;
 use crate::tier::Zswap;
 
 impl Zswap {

@@ -2,16 +2,16 @@
 //! of pool entries (zswap's `list_lru`), the clean copies ([`crate::Zswap::load_clean`])
 //! that the shrinker (`shrink.rs`) drops first, and the free slots. The LRU and the clean
 //! list are doubly linked through each slot's `prev` and `next` by slot number, the list's
-//! number in its [`Marks`](crate::entry::Marks), so that putting an entry in or taking it
+//! number in its [`Marks`](super::entry::Marks), so that putting an entry in or taking it
 //! out costs O(1) and allocates nothing; the free slots are a stack, and the count of slots
 //! ever taken gives the next new one. A leaf over the slots: the slab holds the one lock
 //! they are all changed under.
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::entry::{Entry, Mark};
-use crate::slots::MAX_SLOTS;
-pub(crate) use crate::slots::Slots;
+use super::entry::{Entry, Mark};
+use super::slots::MAX_SLOTS;
+pub(crate) use super::slots::Slots;
 
 /// No slot: the end of a list.
 const NIL: u32 = u32::MAX;
