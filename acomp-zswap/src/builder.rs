@@ -47,7 +47,7 @@ impl Builder {
     /// exceed it (rounded down to whole pages). The default is 20% of the machine's memory,
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
     /// pool's arena are kept for reuse, resident under two chunks of 2 MiB
-    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)), and the entries
+    /// (`PoolStats::cached_pages`, with the `inspect` feature), and the entries
     /// themselves take on the order of 130–160 bytes each (the map, the entry's slot, the
     /// zspages' bookkeeping; the kernel's `zswap_entry` is outside the budget too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
@@ -187,7 +187,7 @@ impl Builder {
     /// finds no free backing page adds the chunk itself, and each free beyond the mark gives
     /// its page back at once. Either way the free backing pages kept resident stay under two
     /// chunks while a chunk is new
-    /// ([`PoolStats::cached_pages`](crate::PoolStats::cached_pages)); with the thread they
+    /// (`PoolStats::cached_pages`, with the `inspect` feature); with the thread they
     /// may pass 576 for the moment it takes to give them back.
     pub fn arena_thread(mut self, on: bool) -> Self {
         self.arena_thread = on;

@@ -11,7 +11,7 @@
 //!   the blocks up to the page and stops); an algorithm without range reads decodes the
 //!   frame into a per-thread buffer and copies the page out, and copies the next page of
 //!   the same folio from there without a decode (folio ids are never reused).
-//!   [`Zswap::load_folio`] decodes the frame once for all its pages.
+//!   [`Zswap::load_pages`] decodes the frame once for all its pages.
 //! - Each page loads, takes, invalidates, is stored again and is written back by its own
 //!   offset. The frame is freed when the last page it serves leaves it; until then the pages
 //!   that left are counted as held ([`Stats::held_folio_pages`](crate::Stats)).
@@ -49,7 +49,7 @@ impl Zswap {
     /// decode less), and lz4 (no range reads) decodes the whole frame, once for the pages of
     /// one folio that a thread loads (or writes back) in a row, again whenever it goes to
     /// another folio in between. Folios serve pages that are loaded together
-    /// ([`Zswap::load_folio`], one decode); pages loaded one by one at random are cheaper
+    /// ([`Zswap::load_pages`], one decode); pages loaded one by one at random are cheaper
     /// stored alone.
     ///
     /// ```
@@ -84,7 +84,7 @@ impl Zswap {
             return Err(StoreError::BadFolio { offset, pages: n });
         }
         if n == 1 {
-            return self.store_kind(offset, &pages[0]).map(|k| match k {
+            return self.store(offset, &pages[0]).map(|k| match k {
                 StoreKind::Compressed => FolioKind::Frame,
                 StoreKind::Incompressible => FolioKind::Pages,
                 StoreKind::SameFilled => FolioKind::SameFilled,
@@ -166,15 +166,17 @@ impl Zswap {
         Ok(FolioKind::Frame)
     }
 
-    /// Loads the `pages.len()` pages at `offset..`: where they are exactly one folio's, all
-    /// still served by its frame, the frame is decoded once into them (a folio swap-in);
-    /// else page by page, as [`Zswap::load`].
+    /// Loads the `pages.len()` pages at `offset..` (any run of offsets, a folio's or not):
+    /// each page is what [`Zswap::load`] of its offset gives. Where they are exactly one
+    /// folio's, all still served by its frame, the frame is decoded once into them (a folio
+    /// swap-in); else page by page. Unlike [`Zswap::decode_folio`], it never gives a page
+    /// the offset no longer holds.
     ///
     /// # Errors
     ///
     /// As [`Zswap::load`], for the first page that fails ([`LoadError::NotFound`] where one
     /// has no entry, or would be past `u64::MAX`); `pages` is then unspecified.
-    pub fn load_folio(&self, offset: u64, pages: &mut [Page]) -> Result<(), LoadError> {
+    pub fn load_pages(&self, offset: u64, pages: &mut [Page]) -> Result<(), LoadError> {
         let n = pages.len();
         if n > 1 && offset.checked_add(n as u64 - 1).is_some() {
             let entries: Option<Vec<EntryRef<'_>>> =
@@ -215,7 +217,7 @@ impl Zswap {
         // build, offset 0's page in a release build); past it no page has an entry.
         for (k, page) in (0u64..).zip(pages.iter_mut()) {
             let o = offset.checked_add(k).ok_or(LoadError::NotFound)?;
-            self.load_kind(o, page)?;
+            self.load(o, page)?;
         }
         Ok(())
     }
@@ -229,7 +231,7 @@ impl Zswap {
         }
     }
 
-    /// Decodes the whole frame of the folio that serves `offset` into `out`'s first
+    /// Not a load: decodes the whole frame of the folio that serves `offset` into `out`'s first
     /// `pages` pages (a fault-around swap-in decoding the folio into a buffer of its own),
     /// and says which folio it was. Pages of the folio that left it since come out as they
     /// were stored: only a page the folio still serves ([`Zswap::folio`] gives its id) is
@@ -240,7 +242,7 @@ impl Zswap {
     /// [`LoadError::NotFound`] where no folio's frame serves `offset`;
     /// [`LoadError::ShortBuffer`] where `out` has fewer pages than the folio;
     /// [`LoadError::Decompress`] or [`LoadError::WrongLength`] where the frame is bad.
-    pub fn read_folio(&self, offset: u64, out: &mut [Page]) -> Result<FolioInfo, LoadError> {
+    pub fn decode_folio(&self, offset: u64, out: &mut [Page]) -> Result<FolioInfo, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             let state = entry.read();

@@ -16,7 +16,7 @@ static BEFORE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_WRITING_BACK: RwLock<Option<Hook>> = RwLock::new(None);
 static SETTING_UP_ZSPAGE: RwLock<Option<Hook>> = RwLock::new(None);
 
-/// Calls `f(offset)` in every load (`load`, `load_kind`) after it has looked the offset up
+/// Calls `f(offset)` in every load (`load`, `load_clean`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
 /// `None` removes the hook.
 pub fn after_lookup(f: Option<Hook>) {

@@ -36,7 +36,7 @@
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
 //!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
 //!   for reuse, under two chunks of 2 MiB, are not counted, as the kernel's free pages are not
-//!   zsmalloc's: [`PoolStats::cached_pages`], which `Zswap::pool_stats` gives with the
+//!   zsmalloc's: `PoolStats::cached_pages`, which `Zswap::pool_stats` gives with the
 //!   `inspect` feature). At the budget a store writes back the coldest entries to the
 //!   device, in batches, until the pool is down to the accept threshold, and admits the
 //!   page. Coldness is zswap's: an LRU with a second chance for entries loaded
@@ -204,8 +204,11 @@ pub use device::{SwapDevice, SwapFile};
 pub use filled::{same_filled, same_filled_word};
 pub use outcome::{
     BuildError, EntryInfo, FolioInfo, FolioKind, LoadError, LoadKind, MAX_FOLIO_PAGES, StoreError,
-    StoreKind,
+    StoreKind, WritebackError,
 };
+/// The pool's own counters, from `Zswap::pool_stats`: both behind the `inspect` feature,
+/// answers about the tier's insides outside its contract.
+#[cfg(feature = "inspect")]
 pub use pool::PoolStats;
 pub use recompress::{PRESSURE_POLL, Recompressing};
 pub use shrink::{BUSY_WAIT, WRITEBACK_BATCH};
@@ -233,4 +236,5 @@ fn _assert_send_sync() {
     send_sync::<Recompressing>();
     send_sync::<StoreError>();
     send_sync::<LoadError>();
+    send_sync::<WritebackError>();
 }

@@ -9,23 +9,16 @@ use crate::stats::{dec, inc};
 use crate::tier::Zswap;
 
 impl Zswap {
-    /// Loads the page at `offset` into `page`; the entry stays.
+    /// Loads the page at `offset` into `page` (a whole page, 4096 bytes); the entry stays.
+    /// Returns where the page came from (decompressed, copied, filled, a folio's frame, the
+    /// device).
     ///
     /// # Errors
     ///
     /// [`LoadError::NotFound`] where the offset has no entry; [`LoadError::Io`] and
     /// [`LoadError::Corrupt`] from the device; [`LoadError::Decompress`] and
     /// [`LoadError::WrongLength`] where the pool's frame is bad. The entry is kept.
-    pub fn load(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
-        self.load_kind(offset, page).map(|_| ())
-    }
-
-    /// [`Zswap::load`], telling where the page came from.
-    ///
-    /// # Errors
-    ///
-    /// As [`Zswap::load`].
-    pub fn load_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+    pub fn load(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         self.load_marking::<false>(offset, page)
     }
 
@@ -62,8 +55,8 @@ impl Zswap {
     /// # Errors
     ///
     /// As [`Zswap::load`]; on an error the entry is not marked.
-    pub fn load_clean(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
-        self.load_marking::<true>(offset, page).map(|_| ())
+    pub fn load_clean(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+        self.load_marking::<true>(offset, page)
     }
 
     /// Turns the clean copy at `offset` back into an ordinary entry, under the entry's
@@ -120,21 +113,13 @@ impl Zswap {
     }
 
     /// Loads and invalidates in one step (an exclusive load, as zswap's for a page that
-    /// leaves swap): no other load sees the entry after this one.
+    /// leaves swap): no other load sees the entry after this one. Returns where the page
+    /// came from, as [`Zswap::load`].
     ///
     /// # Errors
     ///
     /// As [`Zswap::load`]; on an error the entry is kept.
-    pub fn take(&self, offset: u64, page: &mut Page) -> Result<(), LoadError> {
-        self.take_kind(offset, page).map(|_| ())
-    }
-
-    /// [`Zswap::take`], telling where the page came from.
-    ///
-    /// # Errors
-    ///
-    /// As [`Zswap::take`].
-    pub fn take_kind(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
+    pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
             let mut state = entry.write();

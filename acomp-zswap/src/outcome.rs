@@ -9,8 +9,10 @@ use crate::{Builder, Zswap};
 /// Most pages in a folio: 256 KiB.
 pub const MAX_FOLIO_PAGES: usize = 64;
 
-/// How [`Zswap::store_folio`] kept a folio.
+/// How [`Zswap::store_folio`] kept a folio. Non-exhaustive, as the other kinds: a new way
+/// of keeping pages may come with a new variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FolioKind {
     /// One frame, shared by the pages (or, for a folio of one page, that page compressed).
     Frame,
@@ -21,7 +23,7 @@ pub enum FolioKind {
     SameFilled,
 }
 
-/// A folio's frame that serves a page, from [`Zswap::folio`] and [`Zswap::read_folio`].
+/// A folio's frame that serves a page, from [`Zswap::folio`] and [`Zswap::decode_folio`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FolioInfo {
     /// Unique over every folio stored by any tier of the process: a decoded copy of this id
@@ -37,8 +39,10 @@ pub struct FolioInfo {
     pub length: usize,
 }
 
-/// How [`Zswap::store_kind`] kept a page.
+/// How [`Zswap::store`] kept a page. Non-exhaustive: match it with a `_` arm, since a new
+/// way of keeping pages may come with a new variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StoreKind {
     /// Compressed by acomp.
     Compressed,
@@ -48,8 +52,10 @@ pub enum StoreKind {
     SameFilled,
 }
 
-/// Where [`Zswap::load_kind`] found a page.
+/// Where [`Zswap::load`] (and [`Zswap::take`], [`Zswap::load_clean`]) found a page.
+/// Non-exhaustive: a new place for pages may come with a new variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LoadKind {
     /// Decompressed from the pool (zswap's `zswap_decompress`). Whether the object sat in one
     /// backing page or straddled two is the pool's business, not the page's: `Zswap::straddles`
@@ -66,8 +72,10 @@ pub enum LoadKind {
     Folio,
 }
 
-/// What an offset holds, from [`Zswap::entry`].
+/// What an offset holds, from [`Zswap::entry`]. Non-exhaustive: it gained `SameFilledWord`
+/// and `Folio` before 0.1.0, and a new way of keeping pages would add another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EntryInfo {
     /// A frame of this many bytes in the pool.
     Compressed {
@@ -135,6 +143,46 @@ impl std::error::Error for StoreError {
     }
 }
 
+/// Why [`Zswap::writeback`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WritebackError {
+    /// The tier has no device to write back to ([`Builder::device`]).
+    NoDevice,
+    /// The device failed to write a batch: its pages stay in the pool (batches written
+    /// before stay written).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for WritebackError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WritebackError::NoDevice => write!(f, "writeback without a swap device"),
+            WritebackError::Io(e) => write!(f, "writing back to the device failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WritebackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WritebackError::Io(e) => Some(e),
+            WritebackError::NoDevice => None,
+        }
+    }
+}
+
+/// `NoDevice` is [`io::ErrorKind::Unsupported`], as `writeback` returned it before it had a
+/// type of its own; `Io` is the device's error.
+impl From<WritebackError> for io::Error {
+    fn from(e: WritebackError) -> io::Error {
+        match e {
+            WritebackError::NoDevice => io::Error::new(io::ErrorKind::Unsupported, e),
+            WritebackError::Io(e) => e,
+        }
+    }
+}
+
 /// Why a load failed. The entry is kept in every case but `NotFound`; `page` is then
 /// unspecified.
 #[derive(Debug)]
@@ -159,7 +207,7 @@ pub enum LoadError {
     /// The frame in the pool decompressed to this many bytes, not a page (or not the
     /// folio's pages).
     WrongLength(usize),
-    /// [`Zswap::read_folio`]'s buffer has fewer pages than the folio's `needed`.
+    /// [`Zswap::decode_folio`]'s buffer has fewer pages than the folio's `needed`.
     ShortBuffer {
         /// The folio's pages.
         needed: usize,

@@ -7,7 +7,7 @@ use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::device::checksum;
-use crate::outcome::StoreError;
+use crate::outcome::{StoreError, WritebackError};
 use crate::pool::{AllocError, Handle};
 use crate::slab::EntryRef;
 use crate::slab::{Mark, State};
@@ -227,19 +227,19 @@ impl Zswap {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::Unsupported`] without a device; the device's error where a batch
-    /// fails (its pages stay in the pool; batches written before stay written).
-    pub fn writeback(&self, max_pages: usize) -> io::Result<usize> {
+    /// [`WritebackError::NoDevice`] without a device; [`WritebackError::Io`], the device's
+    /// error, where a batch fails (its pages stay in the pool; batches written before stay
+    /// written).
+    pub fn writeback(&self, max_pages: usize) -> Result<usize, WritebackError> {
         if self.device.is_none() {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "writeback without a swap device",
-            ));
+            return Err(WritebackError::NoDevice);
         }
         let _one = self.shrinking.lock();
         let mut written = 0;
         while written < max_pages {
-            let n = self.write_batch((max_pages - written).min(WRITEBACK_BATCH))?;
+            let n = self
+                .write_batch((max_pages - written).min(WRITEBACK_BATCH))
+                .map_err(WritebackError::Io)?;
             if n == 0 {
                 break;
             }

@@ -30,23 +30,15 @@ thread_local! {
 }
 
 impl Zswap {
-    /// Stores `page` at `offset` (any `u64`), replacing any entry there.
+    /// Stores `page` at `offset` (any `u64`), replacing any entry there; returns how the
+    /// page was kept (compressed, as it is, or as its fill value).
     ///
     /// # Errors
     ///
     /// [`StoreError::PoolFull`] or [`StoreError::Writeback`] where the pool is at its budget
     /// and no room could be made; the page stays with the caller and the offset's old entry
     /// is invalidated.
-    pub fn store(&self, offset: u64, page: &Page) -> Result<(), StoreError> {
-        self.store_kind(offset, page).map(|_| ())
-    }
-
-    /// [`Zswap::store`], telling how the page was kept.
-    ///
-    /// # Errors
-    ///
-    /// As [`Zswap::store`].
-    pub fn store_kind(&self, offset: u64, page: &Page) -> Result<StoreKind, StoreError> {
+    pub fn store(&self, offset: u64, page: &Page) -> Result<StoreKind, StoreError> {
         let c = &self.counters;
         let (state, kind) = match same_filled_word(page) {
             Some(fill) => (State::Filled(fill), StoreKind::SameFilled),
@@ -63,7 +55,7 @@ impl Zswap {
         Ok(kind)
     }
 
-    /// Stores a batch of pages, each `(offset, page)` kept as [`Zswap::store_kind`] would
+    /// Stores a batch of pages, each `(offset, page)` kept as [`Zswap::store`] would
     /// keep it, with the same outcome in the same place of the result: the pages to compress
     /// go to acomp in one batch request ([`Acomp::compress_batch`](acomp::Acomp::compress_batch),
     /// one workspace), and the entries into the index with one hold of the LRU's lock and

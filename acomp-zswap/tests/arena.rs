@@ -70,7 +70,7 @@ fn stale_bytes_of_reused_pages_never_load_as_a_page() {
     // back to the arena as they are.
     for offset in 0..2 * CHUNK_PAGES as u64 {
         assert_eq!(
-            z.store_kind(offset, &noise(offset)).unwrap(),
+            z.store(offset, &noise(offset)).unwrap(),
             StoreKind::Incompressible
         );
     }
@@ -84,7 +84,7 @@ fn stale_bytes_of_reused_pages_never_load_as_a_page() {
     let n = 400;
     for offset in 0..n {
         assert_eq!(
-            z.store_kind(offset, &page(offset, 1)).unwrap(),
+            z.store(offset, &page(offset, 1)).unwrap(),
             StoreKind::Compressed
         );
     }

@@ -108,11 +108,7 @@ fn a_batch_leaves_what_stores_one_by_one_leave() {
             let refs: Vec<(u64, &Page)> = pages.iter().map(|(o, p)| (*o, p)).collect();
             let got = batched.store_batch(&refs);
             for ((o, p), k) in pages.iter().zip(got) {
-                assert_eq!(
-                    k.unwrap(),
-                    alone.store_kind(*o, p).unwrap(),
-                    "{alg}: offset {o}"
-                );
+                assert_eq!(k.unwrap(), alone.store(*o, p).unwrap(), "{alg}: offset {o}");
             }
         }
         let (a, b) = (batched.stats(), alone.stats());

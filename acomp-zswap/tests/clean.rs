@@ -274,7 +274,7 @@ fn clear_clean_racing_the_shrinker_never_claims_a_dropped_copy() {
         assert_eq!(s.clean_pages, 0, "round {round}");
         for (o, h) in (0..N).zip(held) {
             match z.load(o, &mut out) {
-                Ok(()) => {
+                Ok(_) => {
                     assert!(h, "round {round}: offset {o} held but cleared as dropped");
                     assert!(out == one_class(o));
                 }

@@ -22,10 +22,7 @@ fn a_page_repeating_one_word_is_kept_as_that_word() {
     ];
     for (offset, &w) in words.iter().enumerate() {
         let o = offset as u64;
-        assert_eq!(
-            z.store_kind(o, &repeating(w)).unwrap(),
-            StoreKind::SameFilled
-        );
+        assert_eq!(z.store(o, &repeating(w)).unwrap(), StoreKind::SameFilled);
         let want = if w == 0x4242_4242_4242_4242 {
             EntryInfo::SameFilled(0x42)
         } else {
@@ -37,7 +34,7 @@ fn a_page_repeating_one_word_is_kept_as_that_word() {
     let mut off = repeating(words[0]);
     off[PAGE_SIZE - 1] ^= 1;
     assert_eq!(same_filled(&off), None);
-    assert_eq!(z.store_kind(9, &off).unwrap(), StoreKind::Compressed);
+    assert_eq!(z.store(9, &off).unwrap(), StoreKind::Compressed);
     let s = z.stats();
     assert_eq!((s.stored_pages, s.same_filled_pages), (5, 4));
     assert_eq!(
@@ -49,10 +46,7 @@ fn a_page_repeating_one_word_is_kept_as_that_word() {
     );
     let mut back = [0u8; PAGE_SIZE];
     for (offset, &w) in words.iter().enumerate() {
-        assert_eq!(
-            z.load_kind(offset as u64, &mut back).unwrap(),
-            LoadKind::Filled
-        );
+        assert_eq!(z.load(offset as u64, &mut back).unwrap(), LoadKind::Filled);
         assert!(back == repeating(w), "word {w:#x}");
     }
     z.load(9, &mut back).unwrap();

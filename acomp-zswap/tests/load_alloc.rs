@@ -72,7 +72,7 @@ fn in_memory_loads_allocate_nothing() {
         z.pool_split_reads(split);
         let mut kinds = Vec::new();
         for o in 0..200u64 {
-            kinds.push(z.store_kind(o, &text(o)).unwrap());
+            kinds.push(z.store(o, &text(o)).unwrap());
         }
         let mut noise = [0u8; PAGE_SIZE];
         let mut s = 7u64;
@@ -82,19 +82,16 @@ fn in_memory_loads_allocate_nothing() {
                 .wrapping_add(1442695040888963407);
             *b = (s >> 56) as u8;
         }
+        assert_eq!(z.store(1000, &noise).unwrap(), StoreKind::Incompressible);
         assert_eq!(
-            z.store_kind(1000, &noise).unwrap(),
-            StoreKind::Incompressible
-        );
-        assert_eq!(
-            z.store_kind(1001, &[9; PAGE_SIZE]).unwrap(),
+            z.store(1001, &[9; PAGE_SIZE]).unwrap(),
             StoreKind::SameFilled
         );
         let mut back = [0u8; PAGE_SIZE];
         // Each kind once untimed, so that per-thread and per-CPU state is in place.
         let mut seen = std::collections::BTreeSet::new();
         for o in (0..200).chain([1000, 1001]) {
-            seen.insert(format!("{:?}", z.load_kind(o, &mut back).unwrap()));
+            seen.insert(format!("{:?}", z.load(o, &mut back).unwrap()));
         }
         // Objects in one fragment among the 200 and, with `split`, objects in two (acomp's
         // one-shot and multi-fragment paths), and each other kind.

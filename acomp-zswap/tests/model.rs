@@ -17,7 +17,7 @@ enum Op {
     Fill(u8, u8),
     /// A folio at `offset(o)` of 1 to 8 pages, cut at the end of the offset's run.
     StoreFolio(u8, u8),
-    /// `load_folio` of the same shape.
+    /// `load_pages` of the same shape.
     LoadFolio(u8, u8),
     Load(u8),
     Take(u8),
@@ -114,7 +114,7 @@ proptest! {
                     let want: Option<Vec<Page>> = (0..pages.len() as u64)
                         .map(|k| model.get(&(first + k)).copied())
                         .collect();
-                    match (z.load_folio(first, &mut pages), want) {
+                    match (z.load_pages(first, &mut pages), want) {
                         (Ok(()), Some(want)) => prop_assert!(pages == want),
                         (Err(LoadError::NotFound), None) => {}
                         (got, want) => prop_assert!(false, "{:?} against {:?}", got, want.is_some()),
@@ -123,12 +123,12 @@ proptest! {
                 Op::Load(o) | Op::Take(o) => {
                     let take = matches!(op, Op::Take(_));
                     let got = if take {
-                        z.take(offset(o), &mut out).map(|_| ())
+                        z.take(offset(o), &mut out)
                     } else {
                         z.load(offset(o), &mut out)
                     };
                     match (got, model.get(&offset(o))) {
-                        (Ok(()), Some(p)) => {
+                        (Ok(_), Some(p)) => {
                             prop_assert!(out == *p);
                             if !same(p) {
                                 check(offset(o), &out);

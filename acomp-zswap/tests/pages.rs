@@ -17,7 +17,7 @@ fn zswap() -> Zswap {
 
 fn load(z: &Zswap, offset: u64) -> Result<(LoadKind, Box<Page>), LoadError> {
     let mut page = Box::new([0x5Au8; PAGE_SIZE]);
-    z.load_kind(offset, &mut page).map(|kind| (kind, page))
+    z.load(offset, &mut page).map(|kind| (kind, page))
 }
 
 #[test]
@@ -26,10 +26,11 @@ fn every_page_comes_back() {
     let z = zswap();
     let mut kinds = [0usize; 3];
     for (i, page) in pages.iter().enumerate() {
-        match z.store_kind(i as u64, page).unwrap() {
+        match z.store(i as u64, page).unwrap() {
             StoreKind::Compressed => kinds[0] += 1,
             StoreKind::Incompressible => kinds[1] += 1,
             StoreKind::SameFilled => kinds[2] += 1,
+            other => panic!("a kind this test does not know: {other:?}"),
         }
     }
     assert!(
@@ -96,7 +97,7 @@ fn same_filled_pages_keep_only_their_value() {
     let z = zswap();
     for (i, v) in [0u8, 1, 0xAB, 0xFF].into_iter().enumerate() {
         assert_eq!(
-            z.store_kind(i as u64, &[v; PAGE_SIZE]).unwrap(),
+            z.store(i as u64, &[v; PAGE_SIZE]).unwrap(),
             StoreKind::SameFilled
         );
         assert_eq!(z.entry(i as u64), Some(EntryInfo::SameFilled(v)));
@@ -119,7 +120,7 @@ fn incompressible_pages_are_copied() {
     let z = zswap();
     let mut page = Box::new([0u8; PAGE_SIZE]);
     StdRng::seed_from_u64(1).fill(&mut page[..]);
-    assert_eq!(z.store_kind(9, &page).unwrap(), StoreKind::Incompressible);
+    assert_eq!(z.store(9, &page).unwrap(), StoreKind::Incompressible);
     assert!(matches!(z.entry(9), Some(EntryInfo::Incompressible)));
     assert_eq!(load(&z, 9).unwrap(), (LoadKind::Incompressible, page));
     let c = z.stats();
@@ -137,8 +138,8 @@ fn store_replaces_and_invalidate_frees() {
     a.copy_from_slice(&text[..PAGE_SIZE]);
     let mut b = a;
     b[100] = b'!';
-    assert_eq!(z.store_kind(5, &a).unwrap(), StoreKind::Compressed);
-    assert_eq!(z.store_kind(5, &b).unwrap(), StoreKind::Compressed);
+    assert_eq!(z.store(5, &a).unwrap(), StoreKind::Compressed);
+    assert_eq!(z.store(5, &b).unwrap(), StoreKind::Compressed);
     assert_eq!(*load(&z, 5).unwrap().1, b);
     assert_eq!(z.stats().stored_pages, 1);
     assert_eq!(z.pool_stats().objects, 1);

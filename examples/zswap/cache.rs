@@ -12,7 +12,7 @@
 //! The tier keeps a decoded folio of its own per thread only where the algorithm has no range
 //! reads (lz4); a zstd folio's page loads are range reads, which decode up to the page. This
 //! cache is the fault-around caller's, which decodes a folio whole once whatever the
-//! algorithm (`Zswap::read_folio`, made for it).
+//! algorithm (`Zswap::decode_folio`, made for it).
 
 use acomp_zswap::FolioInfo;
 

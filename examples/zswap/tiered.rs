@@ -113,7 +113,7 @@ pub fn run(
                     let mut refused = 0;
                     for i in (t..n).step_by(threads) {
                         match z.store(i as u64, input.page(i)) {
-                            Ok(()) => {}
+                            Ok(_) => {}
                             Err(StoreError::PoolFull | StoreError::Writeback(_)) => refused += 1,
                             Err(_) => refused += 1,
                         }
@@ -140,7 +140,7 @@ pub fn run(
                     let (mut mem, mut dev, mut bad) = (latency(), latency(), Vec::new());
                     let mut out = [0u8; PAGE_SIZE];
                     for &i in order.iter().skip(t).step_by(threads) {
-                        let (res, ns) = timed(|| z.load_kind(i as u64, &mut out));
+                        let (res, ns) = timed(|| z.load(i as u64, &mut out));
                         match res {
                             Ok(kind) if out == *input.page(i) => match kind {
                                 LoadKind::Device => dev.saturating_record(ns),

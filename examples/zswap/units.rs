@@ -94,7 +94,7 @@ pub fn load_page_cached(
     cache: &mut UnitCache,
 ) -> Result<(), LoadError> {
     let Some(folio) = tier.folio(offset) else {
-        return tier.load(offset, out);
+        return tier.load(offset, out).map(|_| ());
     };
     let at = (offset - folio.first) as usize * PAGE_SIZE..;
     if let Some(data) = cache.get(folio) {
@@ -103,11 +103,11 @@ pub fn load_page_cached(
     }
     let (got, data) = cache.fill(|buf| {
         let (pages, _) = buf.as_chunks_mut::<PAGE_SIZE>();
-        tier.read_folio(offset, pages)
+        tier.decode_folio(offset, pages)
     })?;
     if got != folio {
         // Stored again between the two calls: what serves the page now.
-        return tier.load(offset, out);
+        return tier.load(offset, out).map(|_| ());
     }
     out.copy_from_slice(&data[at][..PAGE_SIZE]);
     Ok(())
@@ -354,7 +354,7 @@ pub fn measure(config: UnitConfig, input: &Input, seed: u64) -> Result<UnitRun, 
         buf[0][0] = !want[0];
         let res = folio
             .calls
-            .time(|| store.load_folio((u * unit_pages) as u64, &mut buf[..unit_len(u)]));
+            .time(|| store.load_pages((u * unit_pages) as u64, &mut buf[..unit_len(u)]));
         let right = res.is_ok() && buf[..unit_len(u)].as_flattened() == want;
         for o in &mut ok[u * unit_pages..u * unit_pages + unit_len(u)] {
             *o &= right;

@@ -324,13 +324,14 @@ fn store_pass(
     let mut hists = [latency(), latency(), latency()];
     let mut kinds = Vec::with_capacity(share.len());
     for (done, &i) in share.iter().enumerate() {
-        let (res, ns) = timed(|| zswap.store_kind(i as u64, input.page(i)));
+        let (res, ns) = timed(|| zswap.store(i as u64, input.page(i)));
         match res {
             Ok(kind) => {
                 match kind {
                     StoreKind::Compressed => hists[0].saturating_record(ns),
                     StoreKind::Incompressible => hists[1].saturating_record(ns),
                     StoreKind::SameFilled => {}
+                    _ => {}
                 }
                 kinds.push((i, kind));
             }
@@ -360,7 +361,7 @@ fn load_pass(
     for (done, &i) in share.iter().enumerate() {
         // A stale page must not pass for a loaded one.
         page[0] = !input.page(i)[0];
-        let (res, ns) = timed(|| zswap.load_kind(i as u64, &mut page));
+        let (res, ns) = timed(|| zswap.load(i as u64, &mut page));
         match res {
             Ok(kind) => {
                 let slot = match kind {
@@ -370,10 +371,8 @@ fn load_pass(
                         kinds.push((i, straddles));
                         usize::from(straddles)
                     }
-                    LoadKind::Incompressible
-                    | LoadKind::Filled
-                    | LoadKind::Device
-                    | LoadKind::Folio => 2,
+                    // Copied, filled, the device's, a folio's (or a kind added later).
+                    _ => 2,
                 };
                 hists[slot].saturating_record(ns);
                 if *page == *input.page(i) {

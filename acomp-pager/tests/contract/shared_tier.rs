@@ -89,8 +89,8 @@ fn a_program_storing_small_offsets_beside_a_pager_keeps_its_pages_and_the_pagers
     for p in 0..PAGES {
         let mut got = [0u8; PAGE_SIZE];
         match tier.load(p as u64, &mut got) {
-            Ok(()) if got == direct(p) => {}
-            Ok(()) => wrong.push(format!("offset {p}: {}", describe(&got, &direct(p)))),
+            Ok(_) if got == direct(p) => {}
+            Ok(_) => wrong.push(format!("offset {p}: {}", describe(&got, &direct(p)))),
             Err(e) => wrong.push(format!("offset {p}: {e}")),
         }
     }

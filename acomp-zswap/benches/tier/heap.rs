@@ -151,7 +151,7 @@ pub(crate) fn heap(c: &mut Criterion) {
     let mut out = [0u8; PAGE_SIZE];
     for &i in &order {
         let t = Instant::now();
-        let kind = z.load_kind(i as u64, &mut out).expect("stored");
+        let kind = z.load(i as u64, &mut out).expect("stored");
         let ns = t.elapsed().as_nanos() as u64;
         assert!(out == *pages[i], "page {i} came back changed");
         match kind {

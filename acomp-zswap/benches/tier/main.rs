@@ -187,7 +187,7 @@ fn threads(c: &mut Criterion) {
 }
 
 /// `folio`: the `per_page` pages as 32 folios of 64 pages (`store_folio`, lz4), loaded
-/// whole (`load_folio`), page by page in order (the thread's copy of the last folio decoded
+/// whole (`load_pages`), page by page in order (the thread's copy of the last folio decoded
 /// serves a folio's next pages), and page by page across the folios (each load another
 /// folio: a decode each, lz4 having no range reads).
 fn folio(c: &mut Criterion) {
@@ -205,10 +205,10 @@ fn folio(c: &mut Criterion) {
     g.throughput(Throughput::Elements(n as u64));
     g.sample_size(10);
     let mut whole: Vec<Page> = vec![[0; PAGE_SIZE]; 64];
-    g.bench_function("lz4/load_folio", |b| {
+    g.bench_function("lz4/load_pages", |b| {
         b.iter(|| {
             for f in 0..folios.len() {
-                z.load_folio((f * 64) as u64, &mut whole).expect("stored");
+                z.load_pages((f * 64) as u64, &mut whole).expect("stored");
             }
         })
     });
@@ -326,13 +326,17 @@ fn pass(mode: &str, z: &Zswap, tfm: &Acomp, pages: &[Box<Page>], frames: &[Vec<u
                     tfm.compress(&[IoSlice::new(&p[..])], &mut [IoSliceMut::new(&mut dst)]),
                 );
             }
-            "store" => z.store(i as u64, p).expect("no budget"),
+            "store" => {
+                z.store(i as u64, p).expect("no budget");
+            }
             "decompress" if f.len() < PAGE_SIZE => {
                 let _ =
                     black_box(tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut dst)]));
             }
             "decompress" => dst.copy_from_slice(f),
-            "load" => z.load(i as u64, &mut dst).expect("stored"),
+            "load" => {
+                z.load(i as u64, &mut dst).expect("stored");
+            }
             other => panic!(
                 "ACOMP_TIER_CALLGRIND={other}: compress, store, store_batch, decompress or load"
             ),

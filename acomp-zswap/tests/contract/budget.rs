@@ -16,7 +16,7 @@ fn the_pool_never_passes_its_budget() {
         let (mut ok, mut refused) = (0, 0);
         for o in 0..2000u64 {
             match z.store(o, &page(o, 0)) {
-                Ok(()) => ok += 1,
+                Ok(_) => ok += 1,
                 Err(StoreError::PoolFull) => refused += 1,
                 Err(e) => panic!("{e}"),
             }
@@ -210,7 +210,7 @@ fn a_store_at_the_budget_waits_for_a_zspage_being_set_up() {
     })));
     let got = std::thread::scope(|s| {
         let z = &z;
-        let first = s.spawn(move || z.store_kind(held, &random(1)));
+        let first = s.spawn(move || z.store(held, &random(1)));
         in_setup
             .recv_timeout(std::time::Duration::from_secs(60))
             .expect("the store reaches the hook (the test-hooks feature is on)");
@@ -218,7 +218,7 @@ fn a_store_at_the_budget_waits_for_a_zspage_being_set_up() {
             std::thread::sleep(std::time::Duration::from_millis(200));
             release.send(()).unwrap();
         });
-        let second = z.store_kind(late, &random(2));
+        let second = z.store(late, &random(2));
         (first.join().unwrap(), second)
     });
     acomp_zswap::hooks::setting_up_zspage(None);

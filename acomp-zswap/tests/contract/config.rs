@@ -20,7 +20,7 @@ fn bad_configurations_are_refused() {
     );
     let z = Zswap::builder(lz4()).build().unwrap();
     assert_eq!(
-        z.writeback(1).unwrap_err().kind(),
+        std::io::Error::from(z.writeback(1).unwrap_err()).kind(),
         std::io::ErrorKind::Unsupported
     );
     fn send_sync<T: Send + Sync>() {}

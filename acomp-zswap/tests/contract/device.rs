@@ -18,7 +18,7 @@ fn device_faults_lose_nothing() {
     let mut refused = 0;
     for o in 0..1500u64 {
         match z.store(o, &page(o, 3)) {
-            Ok(()) => {
+            Ok(_) => {
                 kept.insert(o, 3);
             }
             Err(StoreError::Writeback(e)) => {
@@ -38,7 +38,7 @@ fn device_faults_lose_nothing() {
     for &o in kept.keys() {
         loop {
             match z.load(o, &mut out) {
-                Ok(()) => break,
+                Ok(_) => break,
                 Err(LoadError::Io(e)) => {
                     assert_eq!(e.to_string(), "planted read fault");
                     io_errors += 1;

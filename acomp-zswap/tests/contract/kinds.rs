@@ -14,13 +14,13 @@ fn same_filled_and_incompressible_pages_are_counted() {
     for (i, b) in random.iter_mut().enumerate() {
         *b = mix(i as u64) as u8;
     }
-    assert_eq!(z.store_kind(1, &zero()).unwrap(), StoreKind::SameFilled);
+    assert_eq!(z.store(1, &zero()).unwrap(), StoreKind::SameFilled);
     assert_eq!(
-        z.store_kind(2, &[0xab; PAGE_SIZE]).unwrap(),
+        z.store(2, &[0xab; PAGE_SIZE]).unwrap(),
         StoreKind::SameFilled
     );
-    assert_eq!(z.store_kind(3, &random).unwrap(), StoreKind::Incompressible);
-    assert_eq!(z.store_kind(4, &page(4, 0)).unwrap(), StoreKind::Compressed);
+    assert_eq!(z.store(3, &random).unwrap(), StoreKind::Incompressible);
+    assert_eq!(z.store(4, &page(4, 0)).unwrap(), StoreKind::Compressed);
     let s = z.stats();
     assert_eq!(s.stored_pages, 4);
     assert_eq!(s.same_filled_pages, 2);
@@ -34,11 +34,11 @@ fn same_filled_and_incompressible_pages_are_counted() {
         }
     );
     let mut out = zero();
-    assert_eq!(z.load_kind(1, &mut out).unwrap(), LoadKind::Filled);
+    assert_eq!(z.load(1, &mut out).unwrap(), LoadKind::Filled);
     assert_eq!(out, zero());
-    assert_eq!(z.load_kind(2, &mut out).unwrap(), LoadKind::Filled);
+    assert_eq!(z.load(2, &mut out).unwrap(), LoadKind::Filled);
     assert_eq!(out, [0xab; PAGE_SIZE]);
-    assert_eq!(z.load_kind(3, &mut out).unwrap(), LoadKind::Incompressible);
+    assert_eq!(z.load(3, &mut out).unwrap(), LoadKind::Incompressible);
     assert_eq!(out, random);
     z.invalidate(1);
     z.invalidate(3);
@@ -52,7 +52,7 @@ fn same_filled_and_incompressible_pages_are_counted() {
         (2, 1, 0)
     );
     // `take_kind` tells where the page came from as `load_kind` does; `take` does not.
-    assert_eq!(z.take_kind(4, &mut out).unwrap(), LoadKind::Decompressed);
+    assert_eq!(z.take(4, &mut out).unwrap(), LoadKind::Decompressed);
     assert_eq!(out, page(4, 0));
     assert!(!z.contains(4));
     z.take(2, &mut out).unwrap();

@@ -20,7 +20,7 @@ fn pages_load_back_exact_in_the_pool_and_on_the_device() {
     let mut out = zero();
     let (mut from_dev, mut from_pool) = (0, 0);
     for o in 0..n {
-        match z.load_kind(o * 7, &mut out).unwrap() {
+        match z.load(o * 7, &mut out).unwrap() {
             LoadKind::Device => from_dev += 1,
             _ => from_pool += 1,
         }

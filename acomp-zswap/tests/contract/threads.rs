@@ -123,7 +123,7 @@ fn threads_on_the_same_offsets_match_a_model() {
                                 .map(|&(_, id)| id)
                                 .collect();
                             match got {
-                                Ok(()) => {
+                                Ok(_) => {
                                     let id = check(off, &out);
                                     assert!(
                                         window.contains(&Some(id)),
@@ -155,7 +155,7 @@ fn threads_on_the_same_offsets_match_a_model() {
             z.load(off, &mut out),
             model.history[o].lock().last().unwrap().1,
         ) {
-            (Ok(()), Some(id)) => assert_eq!(check(off, &out), id),
+            (Ok(_), Some(id)) => assert_eq!(check(off, &out), id),
             (Err(LoadError::NotFound), None) => {}
             (got, want) => panic!("end, {off}: {got:?}, model {want:?}"),
         }
@@ -268,7 +268,7 @@ fn a_load_that_finds_its_entry_replaced_looks_again() {
         let z = &z;
         let loader = s.spawn(move || {
             let mut out = zero();
-            z.load(off, &mut out).map(|()| check(off, &out))
+            z.load(off, &mut out).map(|_| check(off, &out))
         });
         looked_up
             .recv_timeout(std::time::Duration::from_secs(60))
@@ -297,7 +297,7 @@ fn a_load_whose_slot_is_reused_meanwhile_never_gives_the_new_page() {
         let z = &z;
         let loader = s.spawn(move || {
             let mut out = zero();
-            z.load(old, &mut out).map(|()| out)
+            z.load(old, &mut out).map(|_| out)
         });
         looked_up
             .recv_timeout(std::time::Duration::from_secs(60))

@@ -39,7 +39,7 @@ fn folios_write_back_within_the_budget_and_device_faults_lose_nothing() {
     for (&o, &id) in &kept {
         loop {
             match z.load(o, &mut out) {
-                Ok(()) => break,
+                Ok(_) => break,
                 Err(LoadError::Io(_)) => io_errors += 1,
                 Err(e) => panic!("{e}"),
             }
@@ -62,7 +62,7 @@ fn folios_write_back_within_the_budget_and_device_faults_lose_nothing() {
         (0, 0, 0, 0)
     );
     for (&o, &id) in &kept {
-        assert_eq!(z.load_kind(o, &mut out).unwrap(), LoadKind::Device);
+        assert_eq!(z.load(o, &mut out).unwrap(), LoadKind::Device);
         assert_eq!(check(o, &out), id);
     }
 }
@@ -89,11 +89,13 @@ fn threads_on_overlapping_folios_never_mix_pages() {
                             let n = 2 + (r >> 8) as usize % 7;
                             z.store_folio(first, &folio(first, n, id)).unwrap();
                         }
-                        4..=5 => z.store(first, &page(first, id)).unwrap(),
+                        4..=5 => {
+                            z.store(first, &page(first, id)).unwrap();
+                        }
                         6 => {
                             z.invalidate(first);
                         }
-                        7..=8 => match z.load_folio(first, &mut four) {
+                        7..=8 => match z.load_pages(first, &mut four) {
                             Ok(()) => {
                                 for (k, p) in four.iter().enumerate() {
                                     check(first + k as u64, p);
@@ -106,7 +108,7 @@ fn threads_on_overlapping_folios_never_mix_pages() {
                             z.compact();
                         }
                         _ => match z.load(first, &mut out) {
-                            Ok(()) => {
+                            Ok(_) => {
                                 check(first, &out);
                             }
                             Err(LoadError::NotFound) => {}

@@ -34,17 +34,17 @@ fn folio_pages_load_back_by_their_offsets() {
         );
         let mut out = zero();
         for k in (0..n as u64).rev() {
-            assert_eq!(z.load_kind(first + k, &mut out).unwrap(), LoadKind::Folio);
+            assert_eq!(z.load(first + k, &mut out).unwrap(), LoadKind::Folio);
             assert_eq!(check(first + k, &out), 1);
         }
         let mut all = vec![zero(); n];
-        z.load_folio(first, &mut all).unwrap();
+        z.load_pages(first, &mut all).unwrap();
         assert_eq!(all, folio(first, n, 1));
         let mut whole = vec![zero(); n];
-        assert_eq!(z.read_folio(first + 9, &mut whole).unwrap(), info);
+        assert_eq!(z.decode_folio(first + 9, &mut whole).unwrap(), info);
         assert_eq!(whole, all);
         assert!(matches!(
-            z.read_folio(first, &mut whole[..3]),
+            z.decode_folio(first, &mut whole[..3]),
             Err(LoadError::ShortBuffer { needed: 16 })
         ));
 
@@ -70,10 +70,10 @@ fn folio_pages_load_back_by_their_offsets() {
         assert_eq!(z.folio(first + 6), Some(info));
         // The folio load now goes page by page and finds page 3 gone.
         assert!(matches!(
-            z.load_folio(first, &mut all),
+            z.load_pages(first, &mut all),
             Err(LoadError::NotFound)
         ));
-        z.load_folio(first + 4, &mut all[..4]).unwrap();
+        z.load_pages(first + 4, &mut all[..4]).unwrap();
         assert_eq!(check(first + 5, &all[1]), 2);
         assert_eq!(check(first + 7, &all[3]), 1);
         // take leaves it too; the last page to leave frees the frame.
@@ -161,7 +161,7 @@ fn folios_stored_again_replace_page_by_page() {
     }
     // The first folio's pages, half of them now the second's: page by page, not one decode.
     let mut eight = vec![zero(); 8];
-    z.load_folio(100, &mut eight).unwrap();
+    z.load_pages(100, &mut eight).unwrap();
     for (o, p) in (100..).zip(&eight) {
         assert_eq!(check(o, p), if o < 104 { 2 } else { 3 });
     }
@@ -237,20 +237,20 @@ fn bad_folios_are_refused() {
     assert_eq!(check(u64::MAX, &out), 3);
     // Loads of the last offsets: the folio whole, its pages alone, none past u64::MAX.
     let mut two = [zero(); 3];
-    z.load_folio(u64::MAX - 1, &mut two[..2]).unwrap();
+    z.load_pages(u64::MAX - 1, &mut two[..2]).unwrap();
     assert!(two[..2] == folio(u64::MAX - 1, 2, 3));
     z.store(u64::MAX - 1, &page(u64::MAX - 1, 5)).unwrap();
-    z.load_folio(u64::MAX - 1, &mut two[..2]).unwrap();
+    z.load_pages(u64::MAX - 1, &mut two[..2]).unwrap();
     assert_eq!(
         (check(u64::MAX - 1, &two[0]), check(u64::MAX, &two[1])),
         (5, 3)
     );
     assert!(matches!(
-        z.load_folio(u64::MAX - 1, &mut two),
+        z.load_pages(u64::MAX - 1, &mut two),
         Err(LoadError::NotFound)
     ));
     z.store_folio(0, &folio(0, MAX_FOLIO_PAGES, 4)).unwrap();
     let mut all = vec![zero(); MAX_FOLIO_PAGES];
-    z.load_folio(0, &mut all).unwrap();
+    z.load_pages(0, &mut all).unwrap();
     assert_eq!(all, folio(0, MAX_FOLIO_PAGES, 4));
 }

@@ -54,7 +54,7 @@ fn units_of_every_size_come_back_page_by_page_and_whole() {
         for u in 0..units {
             let first = u * unit_pages;
             store
-                .load_folio(first as u64, &mut buf[..unit_len(u)])
+                .load_pages(first as u64, &mut buf[..unit_len(u)])
                 .unwrap();
             assert!(
                 buf[..unit_len(u)] == pages[first..first + unit_len(u)],

@@ -49,7 +49,9 @@ fn racing_the_same_offsets(unit: usize) {
                         r = common::mix(r);
                         let o = r % OFFSETS;
                         match (r >> 8) % 8 {
-                            0..=2 => z.store(o, &page(o, next_id.fetch_add(1, Relaxed))).unwrap(),
+                            0..=2 => {
+                                z.store(o, &page(o, next_id.fetch_add(1, Relaxed))).unwrap();
+                            }
                             3 => {
                                 z.invalidate(o);
                             }

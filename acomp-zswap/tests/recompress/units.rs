@@ -244,7 +244,9 @@ const RACE: u64 = 0x4000_0000;
 
 #[test]
 fn a_store_during_the_pass_keeps_its_page_out_of_the_unit() {
-    let (z, done) = raced(RACE, 8, |z, o| z.store(o, &page(o, 2)).unwrap());
+    let (z, done) = raced(RACE, 8, |z, o| {
+        z.store(o, &page(o, 2)).unwrap();
+    });
     assert_eq!(done, 7);
     let mut members: Vec<u64> = (RACE..RACE + 8).collect();
     members.remove(1);

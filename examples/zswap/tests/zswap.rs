@@ -23,9 +23,9 @@ fn pool_limit_refuses_the_page() {
     let z = zswap::tier(Acomp::new("zstd").unwrap(), Some(1));
     let mut page = Box::new([0u8; PAGE_SIZE]);
     StdRng::seed_from_u64(2).fill(&mut page[..]);
-    assert_eq!(z.store_kind(0, &page).unwrap(), StoreKind::Incompressible);
+    assert_eq!(z.store(0, &page).unwrap(), StoreKind::Incompressible);
     page[0] ^= 1;
-    assert!(matches!(z.store_kind(1, &page), Err(StoreError::PoolFull)));
+    assert!(matches!(z.store(1, &page), Err(StoreError::PoolFull)));
     let c = zswap::counters(&z);
     assert_eq!(
         (
@@ -407,7 +407,7 @@ fn cache_never_serves_stale_bytes(tfm: Acomp) {
     }
     assert_eq!(store.stats().stored_folios, 1);
     let mut unit = vec![[0u8; PAGE_SIZE]; UNIT];
-    store.load_folio(0, &mut unit).unwrap();
+    store.load_pages(0, &mut unit).unwrap();
     for (i, got) in unit.iter().enumerate() {
         assert!(*got == *versioned_page(i, 9));
         units::load_page_cached(&store, i as u64, &mut page, &mut cache).unwrap();
@@ -435,7 +435,7 @@ fn unit_cache_keys_what_was_decoded() {
     store.store_folio(0, &unit(2)).unwrap();
     let mut cache = cache::UnitCache::new(2, 4 * PAGE_SIZE);
     let (got, data) = cache
-        .fill(|buf| store.read_folio(0, buf.as_chunks_mut::<PAGE_SIZE>().0))
+        .fill(|buf| store.decode_folio(0, buf.as_chunks_mut::<PAGE_SIZE>().0))
         .unwrap();
     assert_ne!(got, old);
     assert_eq!(data[..PAGE_SIZE], versioned_page(0, 2)[..]);
