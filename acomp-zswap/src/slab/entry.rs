@@ -189,7 +189,7 @@ pub(crate) struct Folio {
     /// recompressed unit whose frame has slots for offsets it does not serve.
     pub(crate) members: usize,
     /// The transform that wrote the frame: the tier's (a stored folio) or the recompression
-    /// transform's (a unit of idle pages, `src/unit.rs`).
+    /// transform's (a unit of idle pages, `src/recompress/unit.rs`).
     pub(crate) codec: FrameTag,
     /// Bytes of the frame.
     pub(crate) length: usize,
