@@ -45,18 +45,36 @@ impl PoolStats {
 
     /// Bytes of the chunks mapped, in use or given back (address space, not all resident):
     /// `(chunks + released_chunks) * CHUNK_SIZE`.
+    // Read only through `Zswap::pool_stats` (the `inspect` feature) and the pool's own
+    // tests (`test-hooks`): without either, nothing calls it.
+    #[cfg_attr(
+        not(any(feature = "inspect", feature = "test-hooks")),
+        allow(dead_code)
+    )]
     pub fn arena_size(&self) -> usize {
         (self.chunks + self.released_chunks) * CHUNK_SIZE
     }
 
     /// Bytes of backing pages resident: those in zspages and the free ones kept resident
     /// (`total_size() + cached_pages * PAGE_SIZE`).
+    // Read only through `Zswap::pool_stats` (the `inspect` feature) and the pool's own
+    // tests (`test-hooks`): without either, nothing calls it.
+    #[cfg_attr(
+        not(any(feature = "inspect", feature = "test-hooks")),
+        allow(dead_code)
+    )]
     pub fn resident_size(&self) -> usize {
         (self.pages + self.cached_pages) * PAGE_SIZE
     }
 
     /// `used_bytes / total_size()`: 1.0 where every byte of every zspage holds an object
     /// (and for an empty pool).
+    // Read only through `Zswap::pool_stats` (the `inspect` feature) and the pool's own
+    // tests (`test-hooks`): without either, nothing calls it.
+    #[cfg_attr(
+        not(any(feature = "inspect", feature = "test-hooks")),
+        allow(dead_code)
+    )]
     pub fn packing(&self) -> f64 {
         if self.pages == 0 {
             1.0
