@@ -137,11 +137,22 @@ impl Drop for Kernel {
 
 /// Runs this program's executable as the child of `spec`, and reads its report.
 fn spawn(spec: &ChildSpec) -> Result<Measured, String> {
+    let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
+    spawn_child(CHILD_FLAG, &json)
+}
+
+/// Runs this program's executable with `flag` and `json` (a child's spec), and reads its
+/// report: the last line of its standard output, as JSON. Its standard error is ours.
+///
+/// # Errors
+///
+/// A line saying what failed: the executable not found or not run, the child killed (the
+/// cgroup's OOM killer?) or failed, its report unread.
+pub fn spawn_child<T: serde::de::DeserializeOwned>(flag: &str, json: &str) -> Result<T, String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find this program's executable: {e}"))?;
-    let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
     let out = Command::new(&exe)
-        .arg(CHILD_FLAG)
+        .arg(flag)
         .arg(json)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -173,7 +184,12 @@ fn faults() -> (u64, u64) {
     (ru.ru_minflt as u64, ru.ru_majflt as u64)
 }
 
-fn read_u64(path: &Path) -> Result<u64, String> {
+/// A file's number (a cgroup's usage).
+///
+/// # Errors
+///
+/// A line saying why not: the file unread, its text not a number.
+pub fn read_u64(path: &Path) -> Result<u64, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.trim()
         .parse()

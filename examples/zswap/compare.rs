@@ -453,4 +453,10 @@ pub struct Summary<'a> {
     /// Why a side of `--under-budget` has no row, a line each; absent where none is missing.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub budget_unavailable: &'a [String],
+    /// `--record-store`'s rows (`kind` `record_store`); absent without it.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub record_store: &'a [crate::recordstore::Row],
+    /// Why a side of `--record-store` has no row, a line each; absent where none is missing.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub record_store_unavailable: &'a [String],
 }

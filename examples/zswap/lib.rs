@@ -6,8 +6,10 @@
 //! frontier plot (`plot`), how every table times its calls (`measure`), and `--pager`'s
 //! paging through acomp-pager beside the kernel's zram used as swap (`paging`, `pager`,
 //! `swap`, `pagingplot`), and `--under-budget`'s records under a memory budget on both sides
-//! (`budget`, `budgetkernel` with its `cgroup`, `budgetplot`). `main.rs` is the command
-//! line; `tests/` tests these modules.
+//! (`budget`, `budgetkernel` with its `cgroup`, `budgetplot`), and `--record-store`'s
+//! records read and written by threads under a resident limit on each side
+//! (`recordstore`, `recordkernel`). `main.rs` is the command line; `tests/` tests these
+//! modules.
 
 pub mod budget;
 pub mod budgetkernel;
@@ -24,6 +26,8 @@ pub mod pagingplot;
 pub mod patterns;
 pub mod plot;
 pub mod recomp;
+pub mod recordkernel;
+pub mod recordstore;
 pub mod report;
 pub mod swap;
 pub mod tiered;

@@ -11,6 +11,7 @@
 //! cargo run --release --example zswap -- --pid PID --vs-zram --json out.json
 //! cargo run --release --example zswap -- --pid PID --dict   # with a trained dictionary
 //! cargo run --release --example zswap -- --pid PID --pager --vs-zram --under-budget 40,70
+//! cargo run --release --example zswap -- --pid PID --vs-zram --record-store
 //! ```
 //!
 //! `--pid` stores a running process's private memory instead, `--vs-zram` runs the kernel's
@@ -28,7 +29,7 @@ use acomp_pages::input::{self, Input};
 use acomp_pages::snapshot;
 use zswap_main::{
     budget, budgetkernel, budgetplot, compare, dict, lz4dict, pager, paging, pagingplot, patterns,
-    plot, recomp, report, swap, tiered, units, workload, zram, zswap,
+    plot, recomp, recordkernel, recordstore, report, swap, tiered, units, workload, zram, zswap,
 };
 
 /// Inputs larger than this get a progress bar.
@@ -158,6 +159,31 @@ struct Args {
     /// The kernel side's child of `--under-budget` (run by the program itself).
     #[arg(long = "budget-child", value_name = "SPEC", hide = true)]
     budget_child: Option<String>,
+    /// A record store of `--record-bytes` (the input's pages cycled to fill it, each record
+    /// a page stamped with its id and version), read by `--readers` threads (90% of reads to
+    /// a tenth of the records, each read checking its record's hash) and written by one
+    /// (10,000 whole records a second at most, the same draws), under `--resident-limit`:
+    /// plain memory (no limit), with `--vs-zram` the kernel's (a memory cgroup of that
+    /// limit swapping to zram lz4), and acomp-pager's `resident_limit` with its defaults
+    /// and with `signal_faults`. A table of its own, `record_store` in `--json`.
+    #[arg(long)]
+    record_store: bool,
+    /// `--record-store`'s size.
+    #[arg(long, value_name = "BYTES", default_value = "600M", value_parser = tiered::parse_bytes,
+          requires = "record_store")]
+    record_bytes: u64,
+    /// `--record-store`'s resident limit (the kernel's cgroup limit, the pager's
+    /// `resident_limit`).
+    #[arg(long, value_name = "BYTES", default_value = "150M", value_parser = tiered::parse_bytes,
+          requires = "record_store")]
+    resident_limit: u64,
+    /// `--record-store`'s reader threads.
+    #[arg(long, default_value_t = recordstore::READERS as u16, requires = "record_store",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    readers: u16,
+    /// The kernel side's child of `--record-store` (run by the program itself).
+    #[arg(long = "record-child", value_name = "SPEC", hide = true)]
+    record_child: Option<String>,
 }
 
 /// A Zipf exponent: a finite number, at least 0.
@@ -184,6 +210,18 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("zswap: the budget's kernel child: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some(spec) = &args.record_child {
+        return match recordkernel::child(spec) {
+            Ok(m) => {
+                println!("{}", serde_json::to_string(&m).expect("plain fields"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("zswap: the record store's kernel child: {e}");
                 ExitCode::FAILURE
             }
         };
@@ -419,6 +457,18 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         budget::run(&input, &opts)
     };
+    let record_opts = recordstore::Options {
+        bytes: args.record_bytes,
+        resident_limit: args.resident_limit,
+        readers: usize::from(args.readers),
+        seed: args.seed,
+        kernel: args.vs_zram,
+    };
+    let (record_points, record_skipped) = if args.record_store {
+        recordstore::run_all(input.pages(0, input.len()), &record_opts)
+    } else {
+        Default::default()
+    };
     compare::against_lzo_rle(&mut rows);
     compare::print(&rows);
     recomp::print(&rows);
@@ -438,6 +488,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let records = budget::records(&input).len() / acomp_zswap::PAGE_SIZE;
     budget::print(&budget_points, records as u64);
     for line in &budget_skipped {
+        println!("{line}");
+    }
+    recordstore::print(&record_points, &record_opts);
+    for line in &record_skipped {
         println!("{line}");
     }
     if let Some(path) = &args.plot {
@@ -479,6 +533,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     let budget_rows: Vec<budget::Row> = budget_points.iter().map(budget::Point::row).collect();
+    let record_rows: Vec<recordstore::Row> =
+        record_points.iter().map(recordstore::Point::row).collect();
     if let Some(path) = &args.json {
         let summary = compare::Summary {
             source: input.path.display().to_string(),
@@ -489,6 +545,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             paging_unavailable: &paging_skipped,
             budget: &budget_rows,
             budget_unavailable: &budget_skipped,
+            record_store: &record_rows,
+            record_store_unavailable: &record_skipped,
         };
         let text = serde_json::to_string_pretty(&summary)?;
         std::fs::write(path, text + "\n")
@@ -499,7 +557,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .chain(&held_out_rows)
         .any(|r| r.verified_pages != r.pages)
         || paging_rows.iter().any(|r| r.verified_pages != r.pages)
-        || budget_rows.iter().any(|r| r.wrong_records != 0);
+        || budget_rows.iter().any(|r| r.wrong_records != 0)
+        || record_rows.iter().any(|r| r.wrong_records != 0);
     Ok(if report.ok() && !table_failed && !tier_failed {
         ExitCode::SUCCESS
     } else {

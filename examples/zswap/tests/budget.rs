@@ -233,6 +233,8 @@ fn the_json_rows_have_the_issues_fields() {
         paging_unavailable: &[],
         budget: &rows,
         budget_unavailable: &["budget kernel: not measured: why".to_owned()],
+        record_store: &[],
+        record_store_unavailable: &[],
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     assert_eq!(

@@ -131,6 +131,8 @@ fn the_json_rows_have_the_issues_fields() {
         paging_unavailable: &skipped,
         budget: &[],
         budget_unavailable: &[],
+        record_store: &[],
+        record_store_unavailable: &[],
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     let pager = &v["paging"][0];
@@ -173,6 +175,8 @@ fn the_json_rows_have_the_issues_fields() {
         paging_unavailable: &[],
         budget: &[],
         budget_unavailable: &[],
+        record_store: &[],
+        record_store_unavailable: &[],
     };
     let v: serde_json::Value = serde_json::to_value(&plain).unwrap();
     assert_eq!(

@@ -178,6 +178,8 @@ fn rows_against_lzo_rle_and_json() {
         paging_unavailable: &[],
         budget: &[],
         budget_unavailable: &[],
+        record_store: &[],
+        record_store_unavailable: &[],
     })
     .unwrap();
     let first = &json["configurations"][0];
