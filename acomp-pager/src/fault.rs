@@ -213,7 +213,18 @@ impl Shared {
         let key = key(region.id, p);
         // The page's bytes: from the tier (its entry stays until the page is mapped, so
         // that a mapping refused for a while gives the page back as it was), or zeros.
-        let clean = old == OUT && !write && self.keep_clean && self.room_for_clean();
+        let marks = region.lru.as_ref();
+        if write {
+            // Brought in (or first made) by a write: written in this residency.
+            if let Some(m) = marks {
+                m.written(p);
+            }
+        }
+        let clean = old == OUT
+            && !write
+            && self.keep_clean
+            && self.room_for_clean()
+            && !marks.is_some_and(|m| m.take_writable(p));
         if old == OUT {
             let loaded = if clean {
                 self.tier.load_clean(key, buf)
@@ -323,6 +334,9 @@ impl Shared {
                     // The first write to a clean page: its copy in the tier is stale from now.
                     self.tier.invalidate(key(region.id, p));
                     add(&self.counters.write_protect_faults, 1);
+                    if let Some(m) = &region.lru {
+                        m.written(p);
+                    }
                 }
                 self.unprotect(&mut held, addr);
             }

@@ -150,7 +150,9 @@ impl Builder {
     /// Whether a page faulted in by a read keeps its compressed copy in the tier, so that
     /// paging it out again before it is written costs no compression (the kernel's swap
     /// cache keeping the swap slot). Default: true. The tier drops such copies first at its
-    /// budget. With false, every fault takes the page out of the tier.
+    /// budget. Under a limit, a page written in one residency goes in without its copy at its
+    /// next three read fault-ins (see the crate docs, "The contract"). With false, every fault
+    /// takes the page out of the tier.
     pub fn keep_clean_copies(mut self, keep: bool) -> Self {
         self.keep_clean = keep;
         self

@@ -2,7 +2,7 @@
 //! reclaimer's marks), the tier's key of each page, and the size of a page-out's batch.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use crate::state::States;
 use crate::sys::{Mapping, Zeroed};
@@ -84,14 +84,41 @@ pub(crate) struct PageMarks {
     pub(crate) stamp: Zeroed<AtomicU32>,
     /// The eviction clock when the reclaimer paged the page out; 0 if it did not.
     pub(crate) shadow: Zeroed<AtomicU32>,
+    /// Read fault-ins left that map the page writable without its clean copy: set to
+    /// [`WRITTEN_FAULT_INS`] by a write (see [`PageMarks::written`]), one less at each.
+    writable: Zeroed<AtomicU8>,
 }
+
+/// A page written in one residency is faulted in writable, without its clean copy, at its
+/// next this many read fault-ins, then clean again (so that a page no longer written gets
+/// back its copy). A write-protect fault costs more than the compression a clean copy saves
+/// (BENCHMARKS.md, "Under a memory budget"), so a page written once is taken as written
+/// again, as the kernel's zram frees a slot on every swap-in.
+pub(crate) const WRITTEN_FAULT_INS: u8 = 3;
 
 impl PageMarks {
     pub(crate) fn new(pages: usize) -> io::Result<PageMarks> {
         Ok(PageMarks {
             stamp: Zeroed::new(pages)?,
             shadow: Zeroed::new(pages)?,
+            writable: Zeroed::new(pages)?,
         })
+    }
+
+    /// Held page `p` was written: a clean page's first write, or a write that faulted it in
+    /// (out, or never written before).
+    pub(crate) fn written(&self, p: usize) {
+        self.writable[p].store(WRITTEN_FAULT_INS, Ordering::Relaxed);
+    }
+
+    /// Whether held page `p`, faulted in by a read, goes in writable without its clean copy
+    /// (written in one of its last residencies); counts one such fault-in.
+    pub(crate) fn take_writable(&self, p: usize) -> bool {
+        let left = self.writable[p].load(Ordering::Relaxed);
+        if left > 0 {
+            self.writable[p].store(left - 1, Ordering::Relaxed);
+        }
+        left > 0
     }
 
     /// The page left memory; `shadow` is the eviction clock if the reclaimer paged it out.

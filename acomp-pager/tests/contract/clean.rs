@@ -82,3 +82,50 @@ fn a_page_read_back_keeps_its_copy_until_its_first_write() {
     }
     assert_eq!(pager.stats().swap_ins, 24);
 }
+
+/// Under a limit, a page written in one residency is faulted in writable, without its copy,
+/// at its next `WRITTEN_FAULT_INS` (3) read fault-ins, then clean again; a clean page's first
+/// write (a write-protect fault) starts the count again.
+#[test]
+fn under_a_limit_a_written_page_is_read_back_writable_three_times() {
+    let _w = common::watchdog("written pages read back writable", 300);
+    let b = acomp_pager::Pager::builder(common::tier())
+        .resident_limit(1024 * PAGE_SIZE as u64)
+        .fault_around(0);
+    let Some(pager) = common::build(b) else {
+        return;
+    };
+    const PAGES: usize = 8;
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    for p in 0..PAGES {
+        mem.write(p, &page(p, 1));
+    }
+    for round in 0..3 {
+        assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+        for p in 0..PAGES {
+            mem.check(p, &page(p, 1), "read back writable");
+        }
+        let s = pager.stats();
+        assert_eq!(s.clean_pages, 0, "round {round}: {s:?}");
+        assert_eq!(pager.tier().stats().stored_pages, 0, "round {round}");
+    }
+    // The fourth read fault-in keeps the copy; the first write is a write-protect fault.
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    for p in 0..PAGES {
+        mem.check(p, &page(p, 1), "read back clean");
+    }
+    assert_eq!(pager.stats().clean_pages, PAGES as u64);
+    mem.write(3, &page(3, 2));
+    assert_eq!(pager.stats().write_protect_faults, 1);
+    // Paged out and read back: page 3 writable (its write counted again), the rest clean.
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    for p in 0..PAGES {
+        let want = if p == 3 { page(3, 2) } else { page(p, 1) };
+        mem.check(p, &want, "after the write");
+    }
+    assert_eq!(pager.stats().clean_pages, PAGES as u64 - 1);
+    assert!(!pager.tier().contains(key(&region, 3)));
+    mem.write(3, &page(3, 3));
+    assert_eq!(pager.stats().write_protect_faults, 1);
+}
