@@ -203,33 +203,29 @@ fn main() -> ExitCode {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = Args::parse();
     if let Some(spec) = &args.budget_child {
-        return match budgetkernel::child(spec) {
-            Ok(m) => {
-                println!("{}", serde_json::to_string(&m).expect("plain fields"));
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("zswap: the budget's kernel child: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return child_report(budgetkernel::child(spec), "the budget's kernel child");
     }
     if let Some(spec) = &args.record_child {
-        return match recordkernel::child(spec) {
-            Ok(m) => {
-                println!("{}", serde_json::to_string(&m).expect("plain fields"));
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("zswap: the record store's kernel child: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return child_report(recordkernel::child(spec), "the record store's kernel child");
     }
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("zswap: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A kernel child's end: what it measured as one JSON line for its parent, or its error.
+fn child_report<T: serde::Serialize>(measured: Result<T, String>, what: &str) -> ExitCode {
+    match measured {
+        Ok(m) => {
+            println!("{}", serde_json::to_string(&m).expect("plain fields"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("zswap: {what}: {e}");
             ExitCode::FAILURE
         }
     }

@@ -3,6 +3,8 @@
 //! one small run of the pager's side where userfaultfd is allowed (else skipped, saying
 //! why).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use acomp_zswap::PAGE_SIZE;
@@ -143,12 +145,6 @@ fn anon(pages: usize) -> Anon {
     Anon::new(pages * PAGE_SIZE).unwrap()
 }
 
-fn pages(n: usize) -> Vec<u8> {
-    (0..n * PAGE_SIZE)
-        .map(|i| (i / PAGE_SIZE * 7 + i % 251) as u8)
-        .collect()
-}
-
 #[test]
 fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
     assert_eq!(
@@ -161,7 +157,7 @@ fn an_access_checks_the_record_and_every_tenth_writes_its_counter() {
     // used by this thread and `recs` alone (the test reads them only between accesses).
     let mut recs = unsafe { Records::new(anon.ptr(), 4) };
     assert_eq!(recs.len(), 4);
-    let data = pages(4);
+    let data = common::pages(4);
     for (i, page) in data.chunks_exact(PAGE_SIZE).enumerate() {
         recs.set(i, page);
     }
@@ -296,16 +292,11 @@ fn the_child_refuses_a_bad_spec() {
 
 #[test]
 fn the_pager_side_reads_every_record_right_under_half_their_bytes() {
-    // Userfaultfd may be refused (an unprivileged user, vm.unprivileged_userfaultfd=0).
-    let tier = acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4").unwrap())
-        .build()
-        .unwrap();
-    if let Err(e) = acomp_pager::Pager::builder(std::sync::Arc::new(tier)).build() {
-        println!("skipped: the pager cannot run here: {e}");
+    if common::pager_refused().is_some() {
         return;
     }
     let n = 512;
-    let data = pages(n);
+    let data = common::pages(n);
     let memory = budget::limit_bytes(n as u64, 50);
     let spec = Spec {
         budget_percent: 50,

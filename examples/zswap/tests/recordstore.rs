@@ -2,16 +2,12 @@
 //! the ratios, without root; one small run of plain memory's side, and of the pager's two
 //! where userfaultfd is allowed (else skipped, saying why).
 
+mod common;
+
 use acomp_zswap::PAGE_SIZE;
 use zswap_main::compare;
 use zswap_main::recordstore::{self, Measured, Point, Store};
 use zswap_main::swap::Anon;
-
-fn pages(n: usize) -> Vec<u8> {
-    (0..n * PAGE_SIZE)
-        .map(|i| (i / PAGE_SIZE * 7 + i % 251) as u8)
-        .collect()
-}
 
 #[test]
 fn the_streams_send_nine_reads_in_ten_to_a_tenth_of_the_records() {
@@ -46,7 +42,7 @@ fn the_streams_send_nine_reads_in_ten_to_a_tenth_of_the_records() {
 
 #[test]
 fn a_record_is_its_source_page_stamped_with_its_id_and_version() {
-    let source = pages(3);
+    let source = common::pages(3);
     let mut out = vec![0; PAGE_SIZE];
     recordstore::content(&source, 4, 9, &mut out);
     // Page 4 % 3 of the source, cycled.
@@ -64,7 +60,7 @@ fn a_read_tells_a_wrong_record() {
     let anon = Anon::new(n * PAGE_SIZE).unwrap();
     // SAFETY: `anon` is `n` pages, alive until after the last use of `store`.
     let mut store = unsafe { Store::new(anon.ptr(), n) };
-    let source = pages(4);
+    let source = common::pages(4);
     store.fill(&source, &mut vec![0; PAGE_SIZE]);
     assert!((0..n).all(|i| store.read(i)));
     let mut page = vec![0; PAGE_SIZE];
@@ -80,7 +76,7 @@ fn a_read_tells_a_wrong_record() {
 #[test]
 fn plain_memory_reads_every_record_right() {
     let n = 2_048;
-    let source = pages(100);
+    let source = common::pages(100);
     let streams = recordstore::streams(n, 2, 1);
     let m = recordstore::plain_side(&source, n, &streams).unwrap();
     assert_eq!(m.wrong_records, 0);
@@ -93,16 +89,11 @@ fn plain_memory_reads_every_record_right() {
 
 #[test]
 fn the_pager_sides_read_every_record_right_under_a_quarter_of_them() {
-    // Userfaultfd may be refused (an unprivileged user, vm.unprivileged_userfaultfd=0).
-    let tier = acomp_zswap::Zswap::builder(acomp::Acomp::new("lz4").unwrap())
-        .build()
-        .unwrap();
-    if let Err(e) = acomp_pager::Pager::builder(std::sync::Arc::new(tier)).build() {
-        println!("skipped: the pager cannot run here: {e}");
+    if common::pager_refused().is_some() {
         return;
     }
     let n = 1_024;
-    let source = pages(300);
+    let source = common::pages(300);
     let streams = recordstore::streams(n, 2, 2);
     let limit = (n / 4 * PAGE_SIZE) as u64;
     for signal in [false, true] {
