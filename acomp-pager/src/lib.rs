@@ -58,11 +58,11 @@
 //!   or the kernel has none, `MADV_DONTNEED` as before.
 //! - A page faulted back in by a read keeps its compressed copy in the tier as a clean
 //!   copy, and stays write-protected: paged out again before it is written, it costs no
-//!   compression. Its first write drops the copy (one write-protect fault). Under a limit,
-//!   a page written in one residency (a clean page's first write, or a write that brought
-//!   it in) is taken as written again: its next three read fault-ins map it writable
-//!   without a copy (its writes then take no fault, as the kernel's zram frees a slot on
-//!   swap-in), then it is kept clean again. The tier drops
+//!   compression. Its first write drops the copy (one write-protect fault). Under a limit
+//!   (either), a page written in one residency (a clean page's first write, or a write
+//!   that faulted it in or first wrote it) is taken as written again: its next three read
+//!   fault-ins map it writable without a copy (its writes then take no fault, as the
+//!   kernel's zram frees a slot on swap-in), then it is kept clean again. The tier drops
 //!   clean copies first when it reaches its budget (they are redundant). Under a
 //!   [`Builder::memory_limit`], which counts the copies, a page keeps its copy only where
 //!   the limit has room for both; otherwise the fault takes the copy out of the tier and
