@@ -25,7 +25,7 @@
 //!   resident limit, the rest its defaults (faults served by the handler threads);
 //! - **pager-signal**: the same with `Builder::signal_faults(true)`.
 //!
-//! A row per side ([`Row`], `record_store` in `--json`) and a table ([`print`]).
+//! A row per side ([`Row`], `record_store` in `--json`) and a table ([`print()`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -93,7 +93,7 @@ pub fn content(source: &[u8], i: usize, version: u64, out: &mut [u8]) {
     out[8..16].copy_from_slice(&version.to_le_bytes());
 }
 
-/// The record ids of the readers and of the writer, with [`HOT_BIT`] set on the hot ones.
+/// The record ids of the readers and of the writer, with the top bit set on the hot ones ([`split`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Streams {
     /// A stream per reader: its warm-up, then its timed reads.
