@@ -45,9 +45,10 @@ const _: () = assert!(
     (SMALL_SLOTS + (DIR_SLOTS * DIR_SLOTS - SMALL_CHUNKS) * CHUNK_SLOTS) < (u32::MAX as usize)
 );
 
-/// A chunk: its entries, one allocation.
-type Chunk = Box<[Entry]>;
-type Dir = Box<[OnceLock<Chunk>; DIR_SLOTS]>;
+/// A chunk of the slot table: its entries, one allocation (not `sys::chunk::Chunk`, the
+/// pool's mapped memory).
+type SlotChunk = Box<[Entry]>;
+type Dir = Box<[OnceLock<SlotChunk>; DIR_SLOTS]>;
 
 /// The slots of the tier, by number.
 pub(crate) struct Slots {
@@ -60,7 +61,7 @@ fn dir<T>() -> Box<[OnceLock<T>; DIR_SLOTS]> {
         .unwrap_or_else(|_| unreachable!("DIR_SLOTS pointers"))
 }
 
-fn chunk(len: usize) -> Chunk {
+fn chunk(len: usize) -> SlotChunk {
     (0..len).map(|_| Entry::default()).collect()
 }
 
