@@ -431,7 +431,8 @@ pub fn print(rows: &[Row]) {
 }
 
 /// The JSON written by `--json`: the source of the pages and one object per configuration.
-#[derive(Debug, Serialize)]
+/// `Default` is empty tables (the tests build one table at a time).
+#[derive(Debug, Default, Serialize)]
 pub struct Summary<'a> {
     /// Where the pages came from (a file, or `pid N (comm)`).
     pub source: String,

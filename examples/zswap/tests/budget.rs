@@ -223,14 +223,9 @@ fn the_json_rows_have_the_issues_fields() {
     let summary = compare::Summary {
         source: "pages".into(),
         page_size_bytes: 4096,
-        zram_unavailable: None,
-        configurations: &[],
-        paging: &[],
-        paging_unavailable: &[],
         budget: &rows,
         budget_unavailable: &["budget kernel: not measured: why".to_owned()],
-        record_store: &[],
-        record_store_unavailable: &[],
+        ..Default::default()
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     assert_eq!(

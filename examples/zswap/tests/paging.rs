@@ -125,14 +125,9 @@ fn the_json_rows_have_the_issues_fields() {
     let summary = compare::Summary {
         source: "pages".into(),
         page_size_bytes: 4096,
-        zram_unavailable: None,
-        configurations: &[],
         paging: &rows,
         paging_unavailable: &skipped,
-        budget: &[],
-        budget_unavailable: &[],
-        record_store: &[],
-        record_store_unavailable: &[],
+        ..Default::default()
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     let pager = &v["paging"][0];
@@ -169,14 +164,7 @@ fn the_json_rows_have_the_issues_fields() {
     let plain = compare::Summary {
         source: "pages".into(),
         page_size_bytes: 4096,
-        zram_unavailable: None,
-        configurations: &[],
-        paging: &[],
-        paging_unavailable: &[],
-        budget: &[],
-        budget_unavailable: &[],
-        record_store: &[],
-        record_store_unavailable: &[],
+        ..Default::default()
     };
     let v: serde_json::Value = serde_json::to_value(&plain).unwrap();
     assert_eq!(

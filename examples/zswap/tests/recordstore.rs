@@ -141,14 +141,9 @@ fn rows_go_to_the_json_with_their_ratios_in_the_table() {
     let summary = compare::Summary {
         source: "pages".into(),
         page_size_bytes: 4096,
-        zram_unavailable: None,
-        configurations: &[],
-        paging: &[],
-        paging_unavailable: &[],
-        budget: &[],
-        budget_unavailable: &[],
         record_store: &rows,
         record_store_unavailable: &["record store kernel: not measured: why".to_owned()],
+        ..Default::default()
     };
     let v: serde_json::Value = serde_json::to_value(&summary).unwrap();
     let row = &v["record_store"][2];

@@ -172,14 +172,8 @@ fn rows_against_lzo_rle_and_json() {
     let json = serde_json::to_value(compare::Summary {
         source: "text".into(),
         page_size_bytes: 4096,
-        zram_unavailable: None,
         configurations: &rows,
-        paging: &[],
-        paging_unavailable: &[],
-        budget: &[],
-        budget_unavailable: &[],
-        record_store: &[],
-        record_store_unavailable: &[],
+        ..Default::default()
     })
     .unwrap();
     let first = &json["configurations"][0];
