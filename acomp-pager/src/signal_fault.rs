@@ -37,20 +37,22 @@ pub(crate) fn serve_signal(addr: usize, write: bool) -> bool {
         // addresses now is the child's own, and the userfaultfd is the parent's.
         return false;
     }
-    shared.signal_fault(&region, addr & !(PAGE_SIZE - 1), write);
-    true
+    // False where the page could not be served and is poisoned already: the retried access
+    // to it (`Shared::fail`), which the program's action gets.
+    shared.signal_fault(&region, addr & !(PAGE_SIZE - 1), write)
 }
 
 impl Shared {
     /// A fault raised as SIGBUS, served on the faulting thread: what kind it is, from the
     /// page's state (a mapped page faults on a write to a write-protected page), then as a
-    /// handler thread serves its message.
-    fn signal_fault(&self, region: &Arc<RegionInner>, addr: usize, write: bool) {
+    /// handler thread serves its message. False if the fault failed on a page poisoned
+    /// already (the access is to get SIGBUS), else true (the access is retried).
+    fn signal_fault(&self, region: &Arc<RegionInner>, addr: usize, write: bool) -> bool {
         let p = (addr - region.addr()) / PAGE_SIZE;
         let flags = match region.states.peek(p) {
             // A read of a page mapped since it faulted (another thread's fault on it): the
             // access is retried.
-            RESIDENT | CLEAN if !write && crate::sys::WRITE_KNOWN => return,
+            RESIDENT | CLEAN if !write && crate::sys::WRITE_KNOWN => return true,
             RESIDENT | CLEAN => UFFD_PAGEFAULT_FLAG_WP | UFFD_PAGEFAULT_FLAG_WRITE,
             // The program's MADV_FREE leaves a clean page mapped and write-protected.
             UNTOUCHED if write && region.map.mapped(p * PAGE_SIZE) => {
@@ -61,5 +63,8 @@ impl Shared {
         };
         let mut buf: Page = [0; PAGE_SIZE];
         self.serve_on(region, addr, flags, &mut buf);
+        // Poisoned already: unless another thread has mapped the page since (its load
+        // succeeded), the access gets SIGBUS.
+        !(crate::fault::take_unservable() && !region.map.mapped(p * PAGE_SIZE))
     }
 }

@@ -13,6 +13,7 @@ use crate::common::{self, FailingReads, Mem, key, page};
 
 const ROLE: &str = "sigbus";
 const PANIC_ROLE: &str = "sigbus-panic";
+const SIGNAL_ROLE: &str = "sigbus-signal";
 
 #[test]
 fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
@@ -48,6 +49,44 @@ fn a_page_the_tier_cannot_load_is_sigbus_and_others_are_served() {
         (None, Some(libc::SIGBUS)),
         "{end:?}"
     );
+}
+
+/// The same with faults served on the faulting thread (`signal_faults`): the access gets
+/// SIGBUS from the program's own action, to which the pager's handler passes it on. On a
+/// kernel without `CONFIG_MEMORY_FAILURE` the retried access to the poisoned page is raised
+/// as `BUS_ADRERR`, as the userfaultfd's faults are: the pager served it again, and its
+/// thread retried for good, flooding the log (a new user's trial found it). In a child
+/// process.
+#[test]
+fn a_page_the_tier_cannot_load_is_sigbus_on_the_faulting_thread_too() {
+    if common::is_child(SIGNAL_ROLE) {
+        return signal_child();
+    }
+    let Some(end) = common::in_child_process(
+        module_path!(),
+        "a_page_the_tier_cannot_load_is_sigbus_on_the_faulting_thread_too",
+        SIGNAL_ROLE,
+        120,
+    ) else {
+        return;
+    };
+    for line in [
+        "CHILD: signal faults, page 0 on the device, its reads failing",
+        "CHILD: SIGBUS at page 0",
+        "CHILD: failed_faults 1",
+        "CHILD: the other pages served",
+    ] {
+        assert!(
+            end.stdout.contains(line),
+            "no {line:?} from the child: {end:?}"
+        );
+    }
+    assert_eq!(
+        end.stderr.matches("cannot be served").count(),
+        1,
+        "one message for the failed fault: {end:?}"
+    );
+    assert_eq!((end.code, end.signal), (Some(0), None), "{end:?}");
 }
 
 /// A panic in the tier's load (its device's read panics) while a handler serves a fault:
@@ -109,6 +148,13 @@ const PAGES: usize = 8;
 /// A pager over a tier with a device (a [`FailingReads`]), a region of [`PAGES`] pages
 /// written and paged out, and page 0, the coldest, written back to the device.
 fn page_0_on_a_device() -> (Arc<FailingReads>, Pager, Region, Mem) {
+    page_0_on_a_device_of(Pager::builder)
+}
+
+/// [`page_0_on_a_device`] with the pager `builder` makes of the tier.
+fn page_0_on_a_device_of(
+    builder: impl FnOnce(Arc<Zswap>) -> acomp_pager::Builder,
+) -> (Arc<FailingReads>, Pager, Region, Mem) {
     let dev = Arc::new(FailingReads::default());
     let tier = Arc::new(
         Zswap::builder(Acomp::new("lz4").unwrap())
@@ -117,7 +163,7 @@ fn page_0_on_a_device() -> (Arc<FailingReads>, Pager, Region, Mem) {
             .build()
             .unwrap(),
     );
-    let pager = common::pager(tier.clone()).expect("userfaultfd, as in the parent");
+    let pager = common::build(builder(tier.clone())).expect("userfaultfd, as in the parent");
     let (region, mem) = common::written(&pager, PAGES);
     assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
     assert_eq!(tier.writeback(1).unwrap(), 1);
@@ -135,6 +181,12 @@ fn sigbus_reading_page_0(mem: &Mem) -> usize {
         on_sigbus as *const () as libc::sighandler_t,
         libc::SA_SIGINFO,
     );
+    wait_for_sigbus_at_page_0(mem)
+}
+
+/// Reads page 0 in a thread of its own and waits (at most 60 s) for [`on_sigbus`], the
+/// SIGBUS handler set before: the index of the page it came at.
+fn wait_for_sigbus_at_page_0(mem: &Mem) -> usize {
     let at = mem.addr(0);
     std::thread::spawn(move || {
         // SAFETY: the page is the region's; the access is meant to get SIGBUS.
@@ -202,4 +254,27 @@ fn child() {
     mem.touch(0);
     println!("CHILD: page 0 read after SIGBUS");
     std::process::exit(3);
+}
+
+fn signal_child() {
+    common::log_to_stderr();
+    // The program's own action first: the pager's handler, installed over it by the
+    // pager's build, passes on the SIGBUS it does not serve.
+    set_sigbus(
+        on_sigbus as *const () as libc::sighandler_t,
+        libc::SA_SIGINFO,
+    );
+    let (dev, pager, _region, mem) =
+        page_0_on_a_device_of(|tier| Pager::builder(tier).signal_faults(true));
+    dev.fail_reads.store(true, SeqCst);
+    println!("CHILD: signal faults, page 0 on the device, its reads failing");
+    println!("CHILD: SIGBUS at page {}", wait_for_sigbus_at_page_0(&mem));
+    println!("CHILD: failed_faults {}", pager.stats().failed_faults);
+    for p in 1..PAGES {
+        mem.check(p, &page(p, 1), "a page beside the failed one");
+    }
+    let s = pager.stats();
+    assert_eq!((s.swap_ins, s.failed_faults), (7, 1), "{s:?}");
+    println!("CHILD: the other pages served");
+    std::process::exit(0);
 }
