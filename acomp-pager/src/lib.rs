@@ -113,7 +113,8 @@
 //!   kernel does not wait on a userfaultfd for them.
 //! - Messages: a fault that cannot be served, a panic caught, a stalled reclaimer, a
 //!   userfaultfd call that fails unexpectedly each go to the [`log`](https://docs.rs/log)
-//!   facade (target `acomp_pager`, `error` or `warn`), a record each, prefixed
+//!   facade (targets under `acomp_pager`, the module's path: `acomp_pager::fault`,
+//!   `acomp_pager::reclaim`, ...; `error` or `warn`), a record each, prefixed
 //!   `acomp-pager:`: the program's logger decides where they go (none installed: nowhere).
 //! - Errors are [`Error`]: a variant per cause, the errno where a system call refused
 //!   ([`Error::raw_os_error`]: `EPERM` for a refused userfaultfd), the tier's

@@ -145,15 +145,17 @@ impl Region {
     /// Pages out `[offset, offset + len)` (page-aligned): each page in memory is
     /// write-protected, compressed into the tier and dropped from memory; a clean page
     /// whose copy the tier still holds is dropped without compression; a page of zeros is
-    /// dropped and nothing stored. Pages already out or never written are skipped. A write
+    /// dropped and nothing stored (a page only read, never written, is the zero page: it
+    /// leaves memory and is counted, stored nowhere). Pages already out or never touched are
+    /// skipped. A write
     /// racing the call waits for its page and lands after it (the page faults back in).
     ///
     /// Returns how many pages left memory (`pswpout`, clean and zero pages included).
     ///
     /// # Errors
     ///
-    /// `InvalidInput` for a range that is not page-aligned or not inside the region.
-    /// `StorageFull` when the tier refuses a page (its budget reached with no device, or
+    /// [`Error::InvalidInput`] for a range that is not page-aligned or not inside the region.
+    /// [`Error::TierRefused`] (`io::ErrorKind::StorageFull`) when the tier refuses a page (its budget reached with no device, or
     /// a device error: the message has the tier's reason and how many pages left memory).
     /// Pages go to the tier in batches of 32, taken in order by the calling thread and,
     /// for a range of more than 16 batches, by helper threads

@@ -65,6 +65,6 @@ impl Shared {
         self.serve_on(region, addr, flags, &mut buf);
         // Poisoned already: unless another thread has mapped the page since (its load
         // succeeded), the access gets SIGBUS.
-        !(crate::fault::take_unservable() && !region.map.mapped(p * PAGE_SIZE))
+        !crate::fault::take_unservable() || region.map.mapped(p * PAGE_SIZE)
     }
 }
