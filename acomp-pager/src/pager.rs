@@ -171,7 +171,9 @@ impl Builder {
     /// worth more, and turning this off runs 1.09-1.19x as fast (BENCHMARKS.md, "Under a
     /// memory budget"). The reclaim thread still runs where the faults cannot keep the
     /// regions under the limit (every victim held, the tier refusing), and the throttle
-    /// waits for it as before. Counted in [`Stats::direct_reclaimed`](crate::Stats).
+    /// waits for it as before; while it is stalled (the tier refusing its pages), faults
+    /// go past the limit without a batch of their own, until its next try (every 50 ms)
+    /// makes room. Counted in [`Stats::direct_reclaimed`](crate::Stats).
     ///
     /// What it costs: the batch is compressed and stored in the SIGBUS handler, where the
     /// tier may allocate (its index and entries grow, a store at its budget writes back).

@@ -204,7 +204,10 @@ fn page_out_victims(shared: &Shared, victims: &mut [(u32, usize)]) -> (usize, Op
 /// run of pages they move out). How many pages left memory; where none could, the fault
 /// goes on to the throttle, which kicks the reclaim thread.
 pub(crate) fn reclaim_direct(shared: &Shared, r: &Reclaim) -> usize {
-    if shared.counters.resident_pages() < r.limit() {
+    if shared.counters.resident_pages() < r.limit() || r.stalled.load(Ordering::Relaxed) {
+        // Under the limit; or the reclaimer stalled (the tier refuses pages): faults go
+        // past the limit until its next try makes room, as they do without direct reclaim,
+        // rather than each fault trying a batch that is refused again.
         return 0;
     }
     r.refresh_pool(&shared.tier);
