@@ -82,7 +82,7 @@ mod stats;
 pub use arena::{ARENA_HIGH_PAGES, CHUNK_PAGES, CHUNK_SIZE, GROW_AHEAD_PAGES, TRIM_SLACK};
 use arena::{Arena, BackingPage};
 pub use class::ClassInfo;
-use class::{ClassState, SizeClass, Zspage, class_index};
+use class::{ClassState, SizeClass, class_index};
 #[cfg(test)]
 use class::{ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99, ZS_INUSE_RATIO_100, fullness_group};
 pub use frame::copy_frags;
@@ -254,9 +254,12 @@ impl Pool {
     /// each tier's handles go to its own pool only.
     pub(crate) fn new(max_pages: Option<usize>) -> Self {
         let classes = (0..NR_CLASSES)
-            .map(|i| SizeClass {
-                info: ClassInfo::new(i),
-                state: Mutex::new(ClassState::default()),
+            .map(|i| {
+                let info = ClassInfo::new(i);
+                SizeClass {
+                    info,
+                    state: Mutex::new(ClassState::new(&info)),
+                }
             })
             .collect();
         Pool {
@@ -324,22 +327,11 @@ impl Pool {
             .map_err(|_| AllocError::LimitHit)?;
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_setting_up_zspage(owner);
-        let objs = class.info.objs_per_zspage as u16;
-        // Object 0 is handed out now; the rest are free, lowest popped first.
-        let mut owners = vec![0; objs as usize];
-        owners[0] = owner;
-        let zspage = Zspage::new(self.arena.take(nr), (1..objs).rev().collect(), owners);
+        let pages = self.arena.take(nr);
+        // Object 0 is handed out now; the rest are free, lowest taken first.
         let mut state = class.state.lock();
-        let id = match state.vacant.pop() {
-            Some(id) => id,
-            None => {
-                state.zspages.push(None);
-                (state.zspages.len() - 1) as u32
-            }
-        };
-        let handle = class.handle(index, id, &zspage, 0);
-        state.zspages[id as usize] = Some(zspage);
-        state.fix_fullness_group(id, objs as usize);
+        let id = state.open(&pages[..nr], class.info.objs_per_zspage, owner);
+        let handle = class.handle(&state, index, id, 0);
         drop(state);
         self.allocated(class);
         Ok(handle)
@@ -368,13 +360,8 @@ impl Pool {
     ) -> Option<Handle> {
         let mut state = class.state.lock();
         let id = state.find_get_zspage(except)?;
-        let zspage = state.zspage_mut(id);
-        let obj = zspage
-            .free
-            .pop()
-            .expect("a zspage in a group with room has a free object");
-        zspage.owners[obj as usize] = owner;
-        let handle = class.handle(index, id, zspage, obj);
+        let obj = state.take_object(id, owner);
+        let handle = class.handle(&state, index, id, obj);
         state.fix_fullness_group(id, class.info.objs_per_zspage);
         Some(handle)
     }
@@ -383,9 +370,8 @@ impl Pool {
     /// the tier's shrinker learns an entry's offset from it.
     pub fn owner(&self, handle: &Handle) -> u64 {
         let state = self.classes[handle.class as usize].state.lock();
-        state.zspages[handle.zspage as usize]
-            .as_ref()
-            .map_or(0, |z| z.owners[handle.obj as usize])
+        debug_assert!(state.in_use(handle.zspage), "a live handle's zspage");
+        state.owner(handle.zspage, handle.obj)
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its
@@ -394,17 +380,12 @@ impl Pool {
         let class = &self.classes[handle.class as usize];
         let (id, obj) = (handle.zspage, handle.obj);
         let mut state = class.state.lock();
-        let zspage = state.zspage_mut(id);
-        debug_assert!(!zspage.free.contains(&obj), "a handle is freed once");
-        zspage.free.push(obj);
-        let free = zspage.free.len();
-        if free == class.info.objs_per_zspage {
-            state.remove_zspage(id);
-            let released = state.zspages[id as usize].take().expect("checked above");
-            state.vacant.push(id);
+        if state.put_object(id, obj) == 0 {
+            let nr = class.info.pages_per_zspage;
+            let pages = state.close(id, nr);
             drop(state);
-            self.arena.give(released.pages);
-            self.pages.fetch_sub(class.info.pages_per_zspage, Relaxed);
+            self.arena.give(&pages[..nr]);
+            self.pages.fetch_sub(nr, Relaxed);
         } else {
             state.fix_fullness_group(id, class.info.objs_per_zspage);
         }

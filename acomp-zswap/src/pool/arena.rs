@@ -307,11 +307,11 @@ impl Arena {
     /// [`ARENA_HIGH_PAGES`] (it stays mapped, for the next growth); a page freed while the
     /// arena's resident free pages are at the mark goes back on its own (`MADV_DONTNEED`),
     /// so that free pages in chunks still in use never hold more than the mark resident.
-    pub(super) fn give(&self, pages: Vec<BackingPage>) {
+    pub(super) fn give(&self, pages: &[BackingPage]) {
         let mut whole = Vec::new();
         let mut state = self.inner.state.lock();
         let thread = state.ahead.enabled;
-        for page in pages {
+        for &page in pages {
             let (chunk, index) = page.split();
             let over = !thread && state.resident_free >= ARENA_HIGH_PAGES;
             if over {

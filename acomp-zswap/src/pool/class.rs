@@ -59,6 +59,10 @@ pub(super) const NR_FULLNESS_GROUPS: usize = 12;
 /// No zspage: the end of a list.
 const NIL: u32 = u32::MAX;
 
+/// No object: the end of a zspage's free list.
+const END: u16 = u16::MAX;
+const _: () = assert!(MAX_PAGES_PER_ZSPAGE * PAGE_SIZE / MIN_ALLOC_SIZE < END as usize);
+
 /// zsmalloc's `get_fullness_group`: the group of a zspage with `inuse` of its `objs`
 /// objects in use.
 pub(super) fn fullness_group(inuse: usize, objs: usize) -> usize {
@@ -72,83 +76,299 @@ pub(super) fn fullness_group(inuse: usize, objs: usize) -> usize {
     }
 }
 
-/// A zspage's bookkeeping, under its class's lock.
+/// A zspage's head (zsmalloc's `struct zspage`), 16 bytes, under its class's lock: its
+/// place in its fullness group's list, its objects in use and the first of its free
+/// objects. Its pages and its objects' owners are its row of [`Rows::words`].
+#[derive(Clone, Copy)]
 pub(super) struct Zspage {
-    pub(super) pages: Vec<BackingPage>,
-    /// Indices of its free objects.
-    pub(super) free: Vec<u16>,
-    /// The owner's tag of each object (meaningless for free ones).
-    pub(super) owners: Vec<u64>,
-    /// Its fullness group, and its neighbours in that group's list (intrusive, as
-    /// zsmalloc's `zspage->list`): zspage ids, [`NIL`] at either end.
-    group: u8,
+    /// Its neighbours in its group's list (intrusive, as zsmalloc's `zspage->list`):
+    /// zspage ids, [`NIL`] at either end. A vacant id's `next` is the next vacant one.
     prev: u32,
     next: u32,
+    /// Objects in use: 0 for a vacant id (a zspage with none is released at once).
+    inuse: u16,
+    /// Its first free object, [`END`] where none is: the free objects are a list through
+    /// their owner words (zsmalloc keeps its free list in the free objects' own bytes, a
+    /// write into the object at every free; here the owner's word, which a free object has
+    /// no use for, holds the next one's index).
+    free: u16,
+    /// Its fullness group.
+    group: u8,
 }
 
-impl Zspage {
-    /// A zspage of `pages`, in no list yet ([`ClassState::insert_zspage`]).
-    pub(super) fn new(pages: Vec<BackingPage>, free: Vec<u16>, owners: Vec<u64>) -> Self {
+impl Default for Zspage {
+    fn default() -> Self {
         Zspage {
-            pages,
-            free,
-            owners,
-            group: ZS_INUSE_RATIO_0 as u8,
             prev: NIL,
             next: NIL,
+            inuse: 0,
+            free: END,
+            group: ZS_INUSE_RATIO_0 as u8,
         }
     }
 }
 
-/// A class's bookkeeping: its zspages by id, and each fullness group's list of them
-/// (zsmalloc's `class->fullness_list`).
+/// Rows in each of the first [`ROW_SHIFT`] chunks of a class's [`Rows`], doubling from 1,
+/// then in every chunk after.
+const ROW_SHIFT: u32 = 6;
+const CHUNK_ROWS: usize = 1 << ROW_SHIFT;
+
+/// Where row `id` is: its chunk, its place there, and the chunk's length in rows. Chunks
+/// double from one row to [`CHUNK_ROWS`] / 2, then hold [`CHUNK_ROWS`] each, so that a
+/// class of few zspages costs few rows and a class of many has at most one chunk's rows
+/// unused (a vector doubling its capacity leaves up to half of it so).
+#[inline]
+fn row_place(id: u32) -> (usize, usize, usize) {
+    let i = id as usize;
+    if i < CHUNK_ROWS - 1 {
+        let c = (i + 1).ilog2() as usize;
+        (c, i + 1 - (1 << c), 1 << c)
+    } else {
+        let i = i - (CHUNK_ROWS - 1);
+        (
+            ROW_SHIFT as usize + i / CHUNK_ROWS,
+            i % CHUNK_ROWS,
+            CHUNK_ROWS,
+        )
+    }
+}
+
+/// One chunk of a class's rows: the heads, and each row's words.
+struct RowChunk {
+    heads: Box<[Zspage]>,
+    words: Box<[u64]>,
+}
+
+/// A class's zspages by id: a 16-byte head each ([`Zspage`]) and a row of `u64` words, its
+/// backing pages' numbers two a word, then one word per object: the owner's tag of an
+/// object in use, the next free object's index (or [`END`]) for a free one. In chunks that
+/// never move (no copy as the class grows, at most one chunk's rows made ahead of use),
+/// two allocations a chunk: nothing is allocated per zspage.
+struct Rows {
+    /// Words of pages in a row: `pages_per_zspage` / 2, rounded up.
+    page_words: usize,
+    /// Words in a row: `page_words` and one per object.
+    width: usize,
+    chunks: Vec<RowChunk>,
+    /// Ids made: the next new zspage's.
+    len: u32,
+}
+
+impl Rows {
+    fn new(info: &ClassInfo) -> Self {
+        let page_words = info.pages_per_zspage.div_ceil(2);
+        Rows {
+            page_words,
+            width: page_words + info.objs_per_zspage,
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn head(&self, id: u32) -> &Zspage {
+        let (c, at, _) = row_place(id);
+        &self.chunks[c].heads[at]
+    }
+
+    #[inline]
+    fn head_mut(&mut self, id: u32) -> &mut Zspage {
+        let (c, at, _) = row_place(id);
+        &mut self.chunks[c].heads[at]
+    }
+
+    /// Zspage `id`'s head and words.
+    #[inline]
+    fn row_mut(&mut self, id: u32) -> (&mut Zspage, &mut [u64]) {
+        let (c, at, _) = row_place(id);
+        let w = self.width;
+        let chunk = &mut self.chunks[c];
+        (&mut chunk.heads[at], &mut chunk.words[at * w..(at + 1) * w])
+    }
+
+    #[inline]
+    fn words(&self, id: u32) -> &[u64] {
+        let (c, at, _) = row_place(id);
+        let w = self.width;
+        &self.chunks[c].words[at * w..(at + 1) * w]
+    }
+
+    /// A new id's row, its chunk made where it is the chunk's first.
+    fn push(&mut self) -> u32 {
+        let id = self.len;
+        let (c, at, len) = row_place(id);
+        if at == 0 {
+            debug_assert_eq!(c, self.chunks.len());
+            self.chunks.push(RowChunk {
+                heads: vec![Zspage::default(); len].into_boxed_slice(),
+                words: vec![0; len * self.width].into_boxed_slice(),
+            });
+        }
+        self.len = id + 1;
+        id
+    }
+}
+
+/// Page `i`'s number among a row's words.
+fn page_of(words: &[u64], i: usize) -> BackingPage {
+    BackingPage((words[i / 2] >> (32 * (i % 2))) as u32)
+}
+
+/// A class's bookkeeping: its zspages by id ([`Rows`]), the vacant ids, and each fullness
+/// group's list of them (zsmalloc's `class->fullness_list`).
 pub(super) struct ClassState {
-    pub(super) zspages: Vec<Option<Zspage>>,
-    /// Ids in `zspages` that are empty, to reuse before growing the vector.
-    pub(super) vacant: Vec<u32>,
+    rows: Rows,
+    /// The first vacant id (a zspage released), [`NIL`] where none: reused before a new one,
+    /// the rest linked through their heads' `next`.
+    vacant: u32,
     /// The head of each fullness group's list, [`NIL`] where it is empty. Every zspage is
     /// on the list of its group; allocation takes the head of the fullest group with room
     /// ([`ClassState::find_get_zspage`]), compaction drains the emptiest groups.
     fullness: [u32; NR_FULLNESS_GROUPS],
 }
 
-impl Default for ClassState {
-    fn default() -> Self {
+impl ClassState {
+    pub(super) fn new(info: &ClassInfo) -> Self {
         ClassState {
-            zspages: Vec::new(),
-            vacant: Vec::new(),
+            rows: Rows::new(info),
+            vacant: NIL,
             fullness: [NIL; NR_FULLNESS_GROUPS],
         }
     }
-}
 
-impl ClassState {
-    pub(super) fn zspage(&self, id: u32) -> &Zspage {
-        self.zspages[id as usize]
-            .as_ref()
-            .expect("a zspage in a list or with an object in use exists")
+    /// Opens a zspage of `pages` whose object 0 goes to `owner`, the others free (popped
+    /// lowest first), in a vacant id or a new one; returns its id, in its fullness group.
+    pub(super) fn open(&mut self, pages: &[BackingPage], objs: usize, owner: u64) -> u32 {
+        let id = match self.vacant {
+            NIL => self.rows.push(),
+            id => {
+                self.vacant = self.rows.head(id).next;
+                id
+            }
+        };
+        let page_words = self.rows.page_words;
+        let (head, words) = self.rows.row_mut(id);
+        words[..page_words].fill(0);
+        for (i, p) in pages.iter().enumerate() {
+            words[i / 2] |= u64::from(p.0) << (32 * (i % 2));
+        }
+        let owners = &mut words[page_words..];
+        owners[0] = owner;
+        for (o, w) in owners.iter_mut().enumerate().skip(1) {
+            *w = if o + 1 < objs {
+                o as u64 + 1
+            } else {
+                END as u64
+            };
+        }
+        *head = Zspage {
+            inuse: 1,
+            free: if objs > 1 { 1 } else { END },
+            ..Zspage::default()
+        };
+        self.fix_fullness_group(id, objs);
+        id
     }
 
-    pub(super) fn zspage_mut(&mut self, id: u32) -> &mut Zspage {
-        self.zspages[id as usize]
-            .as_mut()
-            .expect("a zspage in a list or with an object in use exists")
+    /// Takes zspage `id`'s first free object for `owner`; returns its index.
+    ///
+    /// # Panics
+    ///
+    /// Where the zspage has no free object.
+    pub(super) fn take_object(&mut self, id: u32, owner: u64) -> u16 {
+        let page_words = self.rows.page_words;
+        let (head, words) = self.rows.row_mut(id);
+        let obj = head.free;
+        assert_ne!(obj, END, "a zspage in a group with room has a free object");
+        let w = &mut words[page_words + obj as usize];
+        head.free = *w as u16;
+        *w = owner;
+        head.inuse += 1;
+        obj
+    }
+
+    /// Puts object `obj` of zspage `id` back on its free list; returns the objects still in
+    /// use.
+    pub(super) fn put_object(&mut self, id: u32, obj: u16) -> usize {
+        debug_assert!(
+            self.free_objects(id).all(|o| o != obj),
+            "a handle is freed once"
+        );
+        let page_words = self.rows.page_words;
+        let (head, words) = self.rows.row_mut(id);
+        debug_assert!(head.inuse > 0, "an object of a zspage in use");
+        words[page_words + obj as usize] = u64::from(head.free);
+        head.free = obj;
+        head.inuse -= 1;
+        head.inuse as usize
+    }
+
+    /// Closes zspage `id`, whose objects are all free: out of its list, its id vacant.
+    /// Returns its pages.
+    pub(super) fn close(&mut self, id: u32, nr: usize) -> [BackingPage; MAX_PAGES_PER_ZSPAGE] {
+        self.remove_zspage(id);
+        let mut pages = [NO_PAGE; MAX_PAGES_PER_ZSPAGE];
+        let words = self.rows.words(id);
+        for (i, p) in pages.iter_mut().enumerate().take(nr) {
+            *p = page_of(words, i);
+        }
+        let vacant = self.vacant;
+        *self.rows.head_mut(id) = Zspage {
+            next: vacant,
+            ..Zspage::default()
+        };
+        self.vacant = id;
+        pages
+    }
+
+    /// Whether `id` is a zspage in use (not vacant, not beyond the ids made).
+    pub(super) fn in_use(&self, id: u32) -> bool {
+        id < self.rows.len && self.rows.head(id).inuse > 0
+    }
+
+    /// Objects of zspage `id` in use.
+    pub(super) fn inuse(&self, id: u32) -> usize {
+        self.rows.head(id).inuse as usize
+    }
+
+    /// The owner's tag of object `obj` of zspage `id`, which is in use.
+    pub(super) fn owner(&self, id: u32, obj: u16) -> u64 {
+        self.rows.words(id)[self.rows.page_words + obj as usize]
+    }
+
+    /// Page `i` of zspage `id` (for tests: a handle names its own pages).
+    #[cfg(test)]
+    pub(super) fn page(&self, id: u32, i: usize) -> BackingPage {
+        page_of(self.rows.words(id), i)
+    }
+
+    /// The free objects of zspage `id`, from the first one allocation takes.
+    pub(super) fn free_objects(&self, id: u32) -> impl Iterator<Item = u16> + '_ {
+        let owners = &self.rows.words(id)[self.rows.page_words..];
+        let mut at = self.rows.head(id).free;
+        std::iter::from_fn(move || {
+            (at != END).then(|| {
+                let obj = at;
+                at = owners[obj as usize] as u16;
+                obj
+            })
+        })
     }
 
     /// Puts zspage `id` at the head of group `group`'s list (`insert_zspage`).
     fn insert_zspage(&mut self, id: u32, group: usize) {
         let head = self.fullness[group];
         if head != NIL {
-            self.zspage_mut(head).prev = id;
+            self.rows.head_mut(head).prev = id;
         }
-        let z = self.zspage_mut(id);
+        let z = self.rows.head_mut(id);
         (z.group, z.prev, z.next) = (group as u8, NIL, head);
         self.fullness[group] = id;
     }
 
     /// Takes zspage `id` off its group's list (`remove_zspage`).
     pub(super) fn remove_zspage(&mut self, id: u32) {
-        let z = self.zspage(id);
+        let z = *self.rows.head(id);
         let (group, prev, next) = (z.group as usize, z.prev, z.next);
         if prev == NIL {
             debug_assert_eq!(
@@ -157,19 +377,19 @@ impl ClassState {
             );
             self.fullness[group] = next;
         } else {
-            self.zspage_mut(prev).next = next;
+            self.rows.head_mut(prev).next = next;
         }
         if next != NIL {
-            self.zspage_mut(next).prev = prev;
+            self.rows.head_mut(next).prev = prev;
         }
     }
 
     /// Moves zspage `id` (of `objs` objects) to the group its objects in use put it in
-    /// (`fix_fullness_group`), at its list's head where it changes group. A zspage new to
-    /// the class ([`Zspage::new`], in no list) is put in one.
+    /// (`fix_fullness_group`), at its list's head where it changes group. A zspage just
+    /// opened (in no list) is put in one.
     pub(super) fn fix_fullness_group(&mut self, id: u32, objs: usize) {
-        let z = self.zspage(id);
-        let group = fullness_group(objs - z.free.len(), objs);
+        let z = self.rows.head(id);
+        let group = fullness_group(z.inuse as usize, objs);
         let old = z.group as usize;
         if old == group {
             return;
@@ -194,7 +414,7 @@ impl ClassState {
         std::iter::from_fn(move || {
             (at != NIL).then(|| {
                 let id = at;
-                at = self.zspage(id).next;
+                at = self.rows.head(id).next;
                 id
             })
         })
@@ -209,13 +429,14 @@ pub(super) struct SizeClass {
 
 impl SizeClass {
     /// The handle of object `obj` of zspage `id`.
-    pub(super) fn handle(&self, index: usize, id: u32, zspage: &Zspage, obj: u16) -> Handle {
+    pub(super) fn handle(&self, state: &ClassState, index: usize, id: u32, obj: u16) -> Handle {
         let off = obj as usize * self.info.size;
         let (page, in_page) = (off / PAGE_SIZE, off % PAGE_SIZE);
+        let words = state.rows.words(id);
         Handle {
-            first: zspage.pages[page],
+            first: page_of(words, page),
             second: if in_page + self.info.size > PAGE_SIZE {
-                zspage.pages[page + 1]
+                page_of(words, page + 1)
             } else {
                 NO_PAGE
             },

@@ -23,7 +23,7 @@ impl Pool {
                 partial.extend(state.list(group));
                 partial[at..].reverse();
             }
-            let free_of = |id: u32| state.zspage(id).free.len();
+            let free_of = |id: u32| per - state.inuse(id);
             let mut free: usize = partial.iter().map(|&id| free_of(id)).sum();
             for &id in &partial {
                 let f = free_of(id);
@@ -33,11 +33,12 @@ impl Pool {
                     break;
                 }
                 free -= per;
-                let z = state.zspage(id);
                 let mut is_free = vec![false; per];
-                z.free.iter().for_each(|&o| is_free[o as usize] = true);
-                for obj in (0..per).filter(|&o| !is_free[o]) {
-                    out.push((z.owners[obj], (index as u16, id, obj as u16)));
+                state
+                    .free_objects(id)
+                    .for_each(|o| is_free[o as usize] = true);
+                for obj in (0..per as u16).filter(|&o| !is_free[o as usize]) {
+                    out.push((state.owner(id, obj), (index as u16, id, obj)));
                 }
             }
         }
@@ -52,12 +53,7 @@ impl Pool {
     pub fn migrate(&self, handle: &mut Handle, len: usize) -> bool {
         let index = handle.class as usize;
         let class = &self.classes[index];
-        let owner = {
-            let state = class.state.lock();
-            state.zspages[handle.zspage as usize]
-                .as_ref()
-                .map_or(0, |z| z.owners[handle.obj as usize])
-        };
+        let owner = self.owner(handle);
         let Some(mut new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage))
         else {
             return false;

@@ -83,7 +83,8 @@ fn zspage_on(pool: &Pool, pages: &mut Vec<Handle>, at: &[usize]) -> Vec<(Handle,
 /// The backing pages of the zspage of `h`, by number.
 fn zspage_pages(pool: &Pool, h: &Handle) -> Vec<u32> {
     let class = pool.classes[h.class as usize].state.lock();
-    class.zspage(h.zspage).pages.iter().map(|p| p.0).collect()
+    let nr = pool.classes[h.class as usize].info.pages_per_zspage;
+    (0..nr).map(|i| class.page(h.zspage, i).0).collect()
 }
 
 #[test]
