@@ -193,9 +193,15 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         );
     }
     if let (Some(b), Some(a)) = (heap_before, heap_after) {
+        let (entries, index, zspages) = z.bookkeeping_bytes();
+        let per = |b: usize| b as f64 / n as f64;
         eprintln!(
-            "scale 2^{log2}: heap in use beyond the chunks {:.1} B/page (mallinfo2)",
-            a.saturating_sub(b) as f64 / n as f64
+            "scale 2^{log2}: heap in use beyond the chunks {:.1} B/page (mallinfo2); asked \
+             for: entries {:.1}, index {:.1}, zspages {:.1} B/page",
+            per(a.saturating_sub(b)),
+            per(entries),
+            per(index),
+            per(zspages)
         );
     }
     // The steady state: every page stored again over itself (objects freed and taken again,

@@ -156,6 +156,15 @@ impl Shard {
         })
     }
 
+    /// Bytes of its map, blocks and leaves (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    fn bytes(&self) -> usize {
+        let leaves: usize = self.blocks.values().map(|b| b.count as usize).sum();
+        self.blocks.capacity() * (size_of::<(u64, Box<Block>)>() + 1)
+            + self.blocks.len() * size_of::<Block>()
+            + leaves * size_of::<Leaf>()
+    }
+
     /// Leaves and blocks allocated (for tests of the freeing), each block's count checked
     /// against its leaves.
     #[cfg(test)]
@@ -202,6 +211,12 @@ impl Index {
     /// Takes the key at `offset` out; returns it.
     pub(crate) fn remove(&self, offset: u64) -> Option<u64> {
         self.lock(offset).remove(offset)
+    }
+
+    /// Bytes of every shard's map, blocks and leaves (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    pub(crate) fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().bytes()).sum()
     }
 
     /// The shards, one after another.

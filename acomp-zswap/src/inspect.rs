@@ -140,6 +140,17 @@ impl Zswap {
         self.entries.lru_len()
     }
 
+    /// The heap bytes of the tier's bookkeeping, as it asked for them (the allocator's
+    /// headers and rounding not counted): (the entries' slot table with its free stack, the
+    /// index, the zspages' bookkeeping). For accounting the memory beyond the pool.
+    pub fn bookkeeping_bytes(&self) -> (usize, usize, usize) {
+        (
+            self.entries.bytes(),
+            self.index.bytes(),
+            self.pool.bookkeeping_bytes(),
+        )
+    }
+
     /// The pool's own counters (backing pages cached, straddled reads).
     pub fn pool_stats(&self) -> crate::PoolStats {
         self.pool.stats()

@@ -151,7 +151,7 @@
 //! # Features
 //!
 //! - `inspect`: measurement hooks (`Zswap::straddles`, `lru_len`, `pool_stats`,
-//!   `is_recompressed`, `recompress_acomp`) for tests, benches and measurements: answers
+//!   `bookkeeping_bytes`, `is_recompressed`, `recompress_acomp`) for tests, benches and measurements: answers
 //!   about the tier's insides, outside the contract above, which may change in any release.
 //!
 //! # Where it comes from

@@ -400,6 +400,12 @@ impl Pool {
         self.arena.resident_pages()
     }
 
+    /// Bytes of the zspages' bookkeeping, every class's rows (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    pub fn bookkeeping_bytes(&self) -> usize {
+        self.classes.iter().map(|c| c.state.lock().bytes()).sum()
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
         let (cached_pages, released_pages, chunks, released_chunks) = self.arena.counts();

@@ -346,6 +346,12 @@ impl Slab {
         }
     }
 
+    /// Bytes of the slot table and the free stack (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    pub(crate) fn bytes(&self) -> usize {
+        self.lists.lock().bytes(&self.slots)
+    }
+
     /// Entries in the LRU (not counting clean copies).
     #[cfg(feature = "inspect")]
     pub(crate) fn lru_len(&self) -> usize {

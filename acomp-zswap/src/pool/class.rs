@@ -193,6 +193,14 @@ impl Rows {
         &self.chunks[c].words[at * w..(at + 1) * w]
     }
 
+    /// Bytes of its heads, words and chunk table (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    fn bytes(&self) -> usize {
+        let rows: usize = self.chunks.iter().map(|c| c.heads.len()).sum();
+        rows * (size_of::<Zspage>() + self.width * size_of::<u64>())
+            + self.chunks.capacity() * size_of::<RowChunk>()
+    }
+
     /// A new id's row, its chunk made where it is the chunk's first.
     fn push(&mut self) -> u32 {
         let id = self.len;
@@ -319,6 +327,12 @@ impl ClassState {
         };
         self.vacant = id;
         pages
+    }
+
+    /// Bytes of the class's zspages' bookkeeping (for the `inspect` feature).
+    #[cfg(feature = "inspect")]
+    pub(super) fn bytes(&self) -> usize {
+        self.rows.bytes()
     }
 
     /// Whether `id` is a zspage in use (not vacant, not beyond the ids made).

@@ -149,6 +149,13 @@ impl Lists {
         })
     }
 
+    /// Bytes of the slot table's chunks made and of the free stack (for the `inspect`
+    /// feature).
+    #[cfg(feature = "inspect")]
+    pub(crate) fn bytes(&self, slots: &Slots) -> usize {
+        slots.bytes(self.taken) + self.free.capacity() * size_of::<u32>()
+    }
+
     /// Slot `i` is free (out of both lists already).
     pub(crate) fn push_free(&mut self, i: u32) {
         self.free.push(i);

@@ -105,6 +105,21 @@ impl Slots {
         &chunk[at]
     }
 
+    /// Bytes of the chunks made for the first `taken` slots and of the directory (for the
+    /// `inspect` feature).
+    #[cfg(feature = "inspect")]
+    pub(crate) fn bytes(&self, taken: u32) -> usize {
+        let made = match taken.checked_sub(1) {
+            None => 0,
+            Some(last) => {
+                let (_, at, len) = place(last);
+                last as usize - at + len
+            }
+        };
+        let dirs = self.top.iter().filter(|d| d.get().is_some()).count();
+        made * size_of::<Entry>() + (1 + dirs) * DIR_SLOTS * size_of::<OnceLock<Chunk>>()
+    }
+
     /// Makes slot `i`'s chunk (and directory) where it is the first of it: for a slot number
     /// the lists give out new (`lru.rs`, `Lists::take`, under the lists' lock), before
     /// anyone learns it.
