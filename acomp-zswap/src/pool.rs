@@ -35,7 +35,8 @@
 //!
 //! Each class keeps its zspages in zsmalloc's fullness groups: lists by the share of their
 //! objects in use, in steps of 10% (`enum fullness_group`, `get_fullness_group`), each an
-//! intrusive doubly linked list, so that an allocation or a free moves a zspage in O(1).
+//! intrusive doubly linked list, so that an allocation or a free moves a zspage in O(1)
+//! (full zspages on none: nothing looks for one).
 //! Allocation takes an object from the zspage at the head of the fullest group with room
 //! (`find_get_zspage`): a zspage within 10% of the fullest, not always the fullest itself,
 //! as in zsmalloc, so that the emptiest zspages drain; [`Pool::compaction_candidates`] takes

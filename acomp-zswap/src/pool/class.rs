@@ -229,19 +229,46 @@ pub(super) struct ClassState {
     /// The first vacant id (a zspage released), [`NIL`] where none: reused before a new one,
     /// the rest linked through their heads' `next`.
     vacant: u32,
-    /// The head of each fullness group's list, [`NIL`] where it is empty. Every zspage is
-    /// on the list of its group; allocation takes the head of the fullest group with room
-    /// ([`ClassState::find_get_zspage`]), compaction drains the emptiest groups.
+    /// The head of each fullness group's list, [`NIL`] where it is empty. Every zspage with
+    /// room is on the list of its group; allocation takes the head of the fullest group with
+    /// room ([`ClassState::find_get_zspage`]), compaction drains the emptiest groups. Full
+    /// zspages (`ZS_INUSE_RATIO_100`) are on no list: nothing looks for one (zsmalloc keeps
+    /// them on a list too, which here would cost a free that opens a full zspage the misses
+    /// of its two neighbours there).
     fullness: [u32; NR_FULLNESS_GROUPS],
+    /// The class's objects per zspage, and `2^32 / objs + 1`: a zspage's group is
+    /// `10 * inuse / objs + 1` ([`fullness_group`]), taken as a multiply and a shift where
+    /// a division by `objs` costs tens of cycles (exact for `10 * inuse` below 2^32 /
+    /// `objs`, here at most 10,240).
+    objs: u32,
+    recip: u64,
 }
 
 impl ClassState {
     pub(super) fn new(info: &ClassInfo) -> Self {
+        let objs = info.objs_per_zspage as u32;
         ClassState {
             rows: Rows::new(info),
             vacant: NIL,
             fullness: [NIL; NR_FULLNESS_GROUPS],
+            objs,
+            recip: (1 << 32) / u64::from(objs) + 1,
         }
+    }
+
+    /// [`fullness_group`] of a zspage of this class with `inuse` objects in use.
+    #[inline]
+    pub(super) fn group_of(&self, inuse: u16) -> usize {
+        let inuse = u32::from(inuse);
+        let group = if inuse == 0 {
+            ZS_INUSE_RATIO_0
+        } else if inuse == self.objs {
+            ZS_INUSE_RATIO_100
+        } else {
+            ((u64::from(10 * inuse) * self.recip) >> 32) as usize + 1
+        };
+        debug_assert_eq!(group, fullness_group(inuse as usize, self.objs as usize));
+        group
     }
 
     /// Opens a zspage of `pages` whose object 0 goes to `owner`, the others free (popped
@@ -369,8 +396,14 @@ impl ClassState {
         })
     }
 
-    /// Puts zspage `id` at the head of group `group`'s list (`insert_zspage`).
+    /// Puts zspage `id` at the head of group `group`'s list (`insert_zspage`); a full one
+    /// only records its group.
     fn insert_zspage(&mut self, id: u32, group: usize) {
+        if group == ZS_INUSE_RATIO_100 {
+            let z = self.rows.head_mut(id);
+            (z.group, z.prev, z.next) = (group as u8, NIL, NIL);
+            return;
+        }
         let head = self.fullness[group];
         if head != NIL {
             self.rows.head_mut(head).prev = id;
@@ -380,10 +413,13 @@ impl ClassState {
         self.fullness[group] = id;
     }
 
-    /// Takes zspage `id` off its group's list (`remove_zspage`).
+    /// Takes zspage `id` off its group's list (`remove_zspage`), if it is on one.
     pub(super) fn remove_zspage(&mut self, id: u32) {
         let z = *self.rows.head(id);
         let (group, prev, next) = (z.group as usize, z.prev, z.next);
+        if group == ZS_INUSE_RATIO_100 {
+            return;
+        }
         if prev == NIL {
             debug_assert_eq!(
                 self.fullness[group], id,
@@ -402,8 +438,9 @@ impl ClassState {
     /// (`fix_fullness_group`), at its list's head where it changes group. A zspage just
     /// opened (in no list) is put in one.
     pub(super) fn fix_fullness_group(&mut self, id: u32, objs: usize) {
+        debug_assert_eq!(objs, self.objs as usize);
         let z = self.rows.head(id);
-        let group = fullness_group(z.inuse as usize, objs);
+        let group = self.group_of(z.inuse);
         let old = z.group as usize;
         if old == group {
             return;

@@ -52,6 +52,22 @@ fn fullness_groups_are_zsmallocs() {
     assert_eq!(fullness_group(1, 2), 6);
 }
 
+#[test]
+fn every_class_finds_its_groups_by_multiply_as_by_division() {
+    for i in 0..NR_CLASSES {
+        let info = ClassInfo::new(i);
+        let state = ClassState::new(&info);
+        for inuse in 0..=info.objs_per_zspage {
+            assert_eq!(
+                state.group_of(inuse as u16),
+                fullness_group(inuse, info.objs_per_zspage),
+                "class {i}, {inuse} of {}",
+                info.objs_per_zspage
+            );
+        }
+    }
+}
+
 /// Zspages of the 100-byte class, each full, then freed down to `kept[i]` objects.
 fn zspages_kept(pool: &Pool, kept: &[usize]) -> Vec<Vec<Handle>> {
     let per = pool.class_info(100).unwrap().objs_per_zspage;
