@@ -28,7 +28,8 @@
 //! arena keeps once half the pages (picked by a hash) are invalidated and the pool
 //! compacted.
 //!
-//! The pages: those of this bench's own binary that are not same-filled, made distinct by
+//! The pages: those of this bench's own binary that are not same-filled (or of the file
+//! `ACOMP_SCALE_INPUT` names: two builds compared on the same pages), made distinct by
 //! writing each page's number into its first 8 bytes, made on the fly (4 GiB of input at 2^20
 //! is never held).
 //!
@@ -61,10 +62,14 @@ fn lz4() -> Acomp {
     Acomp::new("lz4").expect("lz4")
 }
 
-/// This binary's pages that are not same-filled: the bodies of the pages made distinct.
+/// This binary's pages that are not same-filled (or those of the file `ACOMP_SCALE_INPUT`
+/// names, so that two builds run on the same pages): the bodies of the pages made distinct.
 fn base_pages() -> Vec<Box<Page>> {
-    let bytes =
-        std::fs::read(std::env::current_exe().expect("the bench's path")).expect("its bytes");
+    let path = std::env::var_os("ACOMP_SCALE_INPUT").map_or_else(
+        || std::env::current_exe().expect("the bench's path"),
+        std::path::PathBuf::from,
+    );
+    let bytes = std::fs::read(path).expect("the input's bytes");
     bytes
         .chunks_exact(PAGE_SIZE)
         .map(|c| Box::new(<Page>::try_from(c).expect("a page")))
