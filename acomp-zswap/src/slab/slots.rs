@@ -117,7 +117,7 @@ impl Slots {
             }
         };
         let dirs = self.top.iter().filter(|d| d.get().is_some()).count();
-        made * size_of::<Entry>() + (1 + dirs) * DIR_SLOTS * size_of::<OnceLock<Chunk>>()
+        made * size_of::<Entry>() + (1 + dirs) * DIR_SLOTS * size_of::<OnceLock<SlotChunk>>()
     }
 
     /// Makes slot `i`'s chunk (and directory) where it is the first of it: for a slot number
