@@ -1,6 +1,7 @@
 //! Test hooks, built only with the `test-hooks` feature (the crate's own tests enable it;
 //! it is not for users): a call at a point of the load path, of recompression, of the
-//! shrinker's drop of clean copies or of the pool's setup of a zspage that a test
+//! shrinker's drop of clean copies, of the pool's setup of a zspage or of the arena's thread
+//! giving pages back that a test
 //! holds to make a race happen every time instead of now and then.
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ static WHILE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_DROPPING_CLEAN: RwLock<Option<Hook>> = RwLock::new(None);
 static BEFORE_WRITING_BACK: RwLock<Option<Hook>> = RwLock::new(None);
 static SETTING_UP_ZSPAGE: RwLock<Option<Hook>> = RwLock::new(None);
+static WHILE_TRIMMING: RwLock<Option<Hook>> = RwLock::new(None);
 
 /// Calls `f(offset)` in every load (`load`, `load_clean`) after it has looked the offset up
 /// and before it locks the entry it found: the point where a store may replace the entry.
@@ -107,5 +109,21 @@ pub(crate) fn run_setting_up_zspage(owner: u64) {
     let hook = SETTING_UP_ZSPAGE.read().clone();
     if let Some(f) = hook {
         f(owner);
+    }
+}
+
+/// Calls `f(pages)` where the arena's thread gives free pages back, after it took them out
+/// of its lists and before its `MADV_DONTNEED`s: the window in which a recompression pass
+/// that freed them must wait rather than return with them still resident. `None` removes
+/// the hook.
+pub fn while_trimming(f: Option<Hook>) {
+    *WHILE_TRIMMING.write() = f;
+}
+
+/// Runs the hook, if set.
+pub(crate) fn run_while_trimming(pages: u64) {
+    let hook = WHILE_TRIMMING.read().clone();
+    if let Some(f) = hook {
+        f(pages);
     }
 }

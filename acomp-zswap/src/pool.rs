@@ -289,6 +289,14 @@ impl Pool {
         self.arena.set_thread(on);
     }
 
+    /// Waits until the arena's thread has given back the free pages it was asked to give
+    /// back (at once where it is off, or has nothing to do): a caller that freed many pages
+    /// (a recompression pass) returns with them gone, not with the thread's `MADV_DONTNEED`s
+    /// still running beside the program's next loads.
+    pub(crate) fn settle(&self) {
+        self.arena.settle();
+    }
+
     /// The class that holds objects of `size` bytes, if any.
     pub fn class_info(&self, size: usize) -> Option<ClassInfo> {
         (1..=PAGE_SIZE)

@@ -76,7 +76,10 @@ impl Zswap {
     /// has no room for leaves the entry as it was, to be tried again.
     ///
     /// A pass that recompressed anything ends with [`Zswap::compact`], so that the pool's
-    /// memory ([`crate::Stats::pool_total_size`]) falls by what the smaller objects save.
+    /// memory ([`crate::Stats::pool_total_size`]) falls by what the smaller objects save,
+    /// and returns once the backing pages it freed are given back to the kernel (by the
+    /// arena's thread, [`Builder::arena_thread`], which it waits for), as zram's
+    /// `recompress` has freed its pages when the write returns.
     ///
     /// Without a recompression transform, returns 0.
     pub fn recompress_idle(&self, max_pages: usize) -> usize {
@@ -93,7 +96,7 @@ impl Zswap {
         if self.unit_pages > 1 {
             let done = self.recompress_units(recomp, max_pages, &stop);
             if done > 0 {
-                self.compact();
+                self.end_pass();
             }
             return done;
         }
@@ -132,12 +135,22 @@ impl Zswap {
             }
         }
         if done > 0 {
-            // The old objects were freed here and there: their backing pages come free only
-            // once their zspages are empty, so compact (zram's users write `compact` after
-            // `recompress`; here it is part of the pass).
-            self.compact();
+            self.end_pass();
         }
         done
+    }
+
+    /// The end of a pass that recompressed anything. The old objects were freed here and
+    /// there: their backing pages come free only once their zspages are empty, so compact
+    /// (zram's users write `compact` after `recompress`; here it is part of the pass). Then
+    /// wait for the arena's thread to give the freed pages back: the pass pays for its
+    /// `MADV_DONTNEED`s, as zram's `recompress` has freed its zsmalloc pages when the write
+    /// returns, rather than leave them running beside the loads that follow it (their TLB
+    /// shootdowns made the hot loads after a pass up to half as fast: BENCHMARKS.md, issue
+    /// 51).
+    fn end_pass(&self) {
+        self.compact();
+        self.pool.settle();
     }
 
     /// Recompression by itself: a thread that, every `interval`, recompresses the entries

@@ -153,6 +153,8 @@ struct Inner {
     work: Condvar,
     /// Takers wait here while a chunk is being added.
     grown: Condvar,
+    /// [`Arena::settle`] waits here while the thread gives pages back.
+    trimmed: Condvar,
 }
 
 impl Drop for Arena {

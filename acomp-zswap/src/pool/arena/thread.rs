@@ -37,6 +37,9 @@ pub(super) struct Ahead {
     pub(super) asked: bool,
     /// The thread is asked to give free pages beyond [`ARENA_HIGH_PAGES`] back.
     pub(super) trim: bool,
+    /// The thread is giving pages back (from taking `trim` to its last `MADV_DONTNEED`,
+    /// whole chunks included).
+    pub(super) trimming: bool,
     /// The arena is gone: the thread ends.
     pub(super) closed: bool,
 }
@@ -52,6 +55,18 @@ impl Arena {
     /// and `give` gives each page beyond the mark back at once.
     pub(in crate::pool) fn set_thread(&self, on: bool) {
         self.inner.state.lock().ahead.enabled = on;
+    }
+
+    /// Waits until the arena's thread has given back the pages it was asked to (none asked
+    /// or being given back), so that a caller that freed many pages returns with them gone
+    /// rather than leave the thread's `MADV_DONTNEED`s running beside the program's next
+    /// accesses (each one's TLB shootdown interrupts the process's threads on other CPUs).
+    /// At once where the thread is off: `give` gave the pages back itself.
+    pub(in crate::pool) fn settle(&self) {
+        let mut state = self.inner.state.lock();
+        while state.ahead.trim || state.ahead.trimming {
+            self.inner.trimmed.wait(&mut state);
+        }
     }
 
     /// Wakes the arena's thread for what it was asked, starting it where `start`; where the
@@ -79,6 +94,7 @@ impl Arena {
             }
             drop(state);
             self.inner.grown.notify_all();
+            self.inner.trimmed.notify_all();
         }
     }
 }
@@ -109,7 +125,10 @@ impl Inner {
                 self.grown.notify_all();
             } else {
                 state.ahead.trim = false;
+                state.ahead.trimming = true;
                 state = self.trim(state);
+                state.ahead.trimming = false;
+                self.trimmed.notify_all();
             }
         }
     }
@@ -151,6 +170,8 @@ impl Inner {
         state.resident_free -= batch.len();
         state.trimming += batch.len();
         drop(state);
+        #[cfg(feature = "test-hooks")]
+        crate::hooks::run_while_trimming(batch.len() as u64);
         batch.sort_unstable();
         for run in batch.chunk_by(|a, b| a.0 == b.0 && a.1 + 1 == b.1) {
             let (id, first) = run[0];
