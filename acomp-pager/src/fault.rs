@@ -376,46 +376,28 @@ impl Shared {
     /// retried access's SIGBUS on the poisoned page as `BUS_ADRERR`, as a userfaultfd's
     /// fault is raised, not as `BUS_MCEERR_AR`: the handler cannot tell the two apart, and
     /// the access comes back here. The page is then poisoned already (`EEXIST`): the fault
-    /// is not counted or logged again, and [`take_unservable`] tells the handler to pass
+    /// is not counted or logged again, and [`crate::signal_fault`] tells the handler to pass
     /// the signal on (else the thread would retry for good).
     fn fail(&self, addr: usize, why: &dyn std::fmt::Display) {
         let poisoned = {
             let _r = self.map_lock.read_recursive();
             self.uffd.poison(addr)
         };
+        if matches!(&poisoned, Err(e) if self.signal && e.raw_os_error() == Some(libc::EEXIST)) {
+            crate::signal_fault::mark_unservable();
+            return;
+        }
+        add(&self.counters.failed_faults, 1);
         match poisoned {
-            Err(e) if self.signal && e.raw_os_error() == Some(libc::EEXIST) => {
-                UNSERVABLE.with(|u| u.set(true));
-                return;
-            }
-            Err(e) => {
-                add(&self.counters.failed_faults, 1);
-                log::error!(
-                    "acomp-pager: the page at {addr:#x} cannot be served ({why}), and poisoning \
-                     it failed ({e}); the thread retries"
-                );
-            }
-            Ok(()) => {
-                add(&self.counters.failed_faults, 1);
-                log::error!(
-                    "acomp-pager: the page at {addr:#x} cannot be served ({why}); the access \
-                     gets SIGBUS"
-                );
-            }
+            Err(e) => log::error!(
+                "acomp-pager: the page at {addr:#x} cannot be served ({why}), and poisoning it \
+                 failed ({e}); the thread retries"
+            ),
+            Ok(()) => log::error!(
+                "acomp-pager: the page at {addr:#x} cannot be served ({why}); the access gets \
+                 SIGBUS"
+            ),
         }
         let _ = self.uffd.wake(addr, PAGE_SIZE);
     }
-}
-
-thread_local! {
-    /// Set by [`Shared::fail`] on the faulting thread when the page it could not serve was
-    /// poisoned already (see there). A `const` cell without a destructor: its access is a
-    /// load from the thread's own block, safe in a signal handler.
-    static UNSERVABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the fault this thread just served failed on a page poisoned already (its
-/// access is to get SIGBUS from the program's action); clears the mark.
-pub(crate) fn take_unservable() -> bool {
-    UNSERVABLE.with(|u| u.replace(false))
 }

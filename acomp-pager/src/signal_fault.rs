@@ -65,6 +65,24 @@ impl Shared {
         self.serve_on(region, addr, flags, &mut buf);
         // Poisoned already: unless another thread has mapped the page since (its load
         // succeeded), the access gets SIGBUS.
-        !crate::fault::take_unservable() || region.map.mapped(p * PAGE_SIZE)
+        !take_unservable() || region.map.mapped(p * PAGE_SIZE)
     }
+}
+
+thread_local! {
+    /// Set by `Shared::fail` on the faulting thread when the page it could not serve was
+    /// poisoned already (see there). A `const` cell without a destructor: its access is a
+    /// load from the thread's own block, safe in a signal handler.
+    static UNSERVABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The fault this thread is serving failed on a page poisoned already: its access is to
+/// get SIGBUS from the program's action ([`Shared::signal_fault`] reads it).
+pub(crate) fn mark_unservable() {
+    UNSERVABLE.with(|u| u.set(true));
+}
+
+/// Whether [`mark_unservable`] marked the fault this thread just served; clears the mark.
+fn take_unservable() -> bool {
+    UNSERVABLE.with(|u| u.replace(false))
 }
