@@ -76,6 +76,7 @@ mod arena;
 mod class;
 mod compact;
 mod frame;
+mod handle;
 mod stats;
 
 // The tier uses `CHUNK_SIZE`; the crate's tests (`test-hooks`) read the other two.
@@ -87,6 +88,8 @@ use class::{ClassState, SizeClass, class_index};
 #[cfg(test)]
 use class::{ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99, ZS_INUSE_RATIO_100, fullness_group};
 pub use frame::copy_frags;
+pub use handle::Handle;
+use handle::Second;
 pub use stats::PoolStats;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
@@ -101,53 +104,6 @@ pub const MAX_PAGES_PER_ZSPAGE: usize = 8;
 
 /// Number of size classes: 32, 48, ... 4096 bytes.
 pub const NR_CLASSES: usize = (PAGE_SIZE - MIN_ALLOC_SIZE) / CLASS_DELTA + 1;
-
-/// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`, 16 bytes.
-/// It names the backing pages the object lies on (the second only where it straddles), so
-/// that a read takes no lock but theirs. Not `Clone`: [`Pool::free`] takes it by value.
-pub struct Handle {
-    /// The page the object starts in.
-    first: BackingPage,
-    /// The page it ends in where it straddles a boundary, else [`NO_PAGE`].
-    second: BackingPage,
-    zspage: u32,
-    class: u16,
-    obj: u16,
-}
-
-/// A [`Handle`]'s second page where the object lies in one page.
-const NO_PAGE: BackingPage = BackingPage(u32::MAX);
-
-impl std::fmt::Debug for Handle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle")
-            .field("class", &self.class)
-            .field("zspage", &self.zspage)
-            .field("obj", &self.obj)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Handle {
-    /// Where the object is: (class index, zspage id, object index). Two live handles never
-    /// have the same place.
-    pub fn place(&self) -> (u16, u32, u16) {
-        (self.class, self.zspage, self.obj)
-    }
-
-    /// The page the object ends in, where it straddles two.
-    fn second(&self) -> Option<BackingPage> {
-        (self.second != NO_PAGE).then_some(self.second)
-    }
-}
-
-impl PartialEq for Handle {
-    fn eq(&self, other: &Self) -> bool {
-        self.place() == other.place()
-    }
-}
-
-impl Eq for Handle {}
 
 /// Why [`Pool::alloc`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,16 +334,16 @@ impl Pool {
     /// The owner's tag `handle`'s object was allocated with (kept when compaction moves it):
     /// the tier's shrinker learns an entry's offset from it.
     pub fn owner(&self, handle: &Handle) -> u64 {
-        let state = self.classes[handle.class as usize].state.lock();
+        let state = self.classes[handle.class()].state.lock();
         debug_assert!(state.in_use(handle.zspage), "a live handle's zspage");
-        state.owner(handle.zspage, handle.obj)
+        state.owner(handle.zspage, handle.obj())
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its
     /// backing pages back to the arena.
     pub fn free(&self, handle: Handle) {
-        let class = &self.classes[handle.class as usize];
-        let (id, obj) = (handle.zspage, handle.obj);
+        let class = &self.classes[handle.class()];
+        let (id, obj) = (handle.zspage, handle.obj());
         let mut state = class.state.lock();
         if state.put_object(id, obj) == 0 {
             let nr = class.info.pages_per_zspage;
