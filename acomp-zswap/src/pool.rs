@@ -43,15 +43,19 @@
 //! the objects of zspages of the emptiest groups and [`Pool::migrate`] moves them into the
 //! fullest (`zs_compact`), so that churn does not leave the pool half empty.
 //!
-//! A [`Handle`] is 16 bytes of numbers, with no `Arc` and no `Drop`: its backing pages by
-//! their number in the arena, which keeps every chunk while the pool lives. It is not
+//! A [`Handle`] is 12 bytes of numbers, with no `Arc` and no `Drop`: its first backing page
+//! by its number in the arena, which keeps every chunk while the pool lives, and the page it
+//! ends in by its index in that page's chunk (`pool/handle.rs`). It is not
 //! `Clone`: the one owner of an object frees it, once, and nothing outlives the free. Each
 //! object carries its owner's tag (the store's swap offset), so that compaction can find who
 //! to tell, and the shrinker the offset of an entry it takes from the LRU ([`Pool::owner`]).
 //!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
-//! the `class->lock` of zsmalloc, taken to allocate and free only. An object's bytes take
-//! no lock: a handle names its pages, so that reads and writes go straight to them through
+//! the `class->lock` of zsmalloc, taken to allocate and free, to read an object's owner's
+//! tag, and to find the second page of an object that ends in another chunk than it starts
+//! (its zspage's row has it; a zspage's pages come from two chunks only where no chunk had
+//! a run of them free). An object's bytes take no lock: a handle names its pages (or its
+//! zspage's row does), so that reads and writes go straight to them through
 //! the arena's chunk table, and the handle's own borrows keep them apart ([`Pool::read_sg`]
 //! borrows it, [`Pool::write`] and [`Pool::migrate`] borrow it exclusively, [`Pool::free`]
 //! takes it), as zsmalloc's reads take no lock of the page but rely on the caller's (zswap's

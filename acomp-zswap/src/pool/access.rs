@@ -82,7 +82,9 @@ impl Pool {
     /// Hands `f` the first `len` bytes of the object as fragments, as
     /// `zs_obj_read_sg_begin` does: one where they lie in one backing page, and one too where
     /// they straddle two pages that are neighbours in one chunk (page n and n + 1 of one
-    /// mapping: contiguous in memory), else two. No lock is taken: the handle is borrowed
+    /// mapping: contiguous in memory), else two. No lock guards the bytes (the class's is
+    /// taken only to find the second page of an object across two chunks,
+    /// [`Pool::second_page`]): the handle is borrowed
     /// while `f` runs, and every write needs it exclusively ([`Pool::write`],
     /// [`Pool::migrate`], [`Pool::free`]).
     ///
@@ -130,7 +132,7 @@ impl Pool {
     /// scatter-gather list: an object larger than a page (a folio's frame, `Zswap::store_folio`) kept
     /// in page-sized pieces, as zram's multi-page compression keeps its large objects. Each
     /// piece gives one fragment, or two where it straddles pages that are not neighbours in
-    /// one chunk. No lock is taken, as in [`Pool::read_sg`].
+    /// one chunk. No lock guards the bytes, as in [`Pool::read_sg`].
     ///
     /// # Panics
     ///
