@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crate::filled::same_filled_word;
 use crate::outcome::{FolioInfo, FolioKind, LoadError, MAX_FOLIO_PAGES, StoreError, StoreKind};
 use crate::slab::EntryRef;
-use crate::slab::{Folio, FrameTag, Mark, State};
+use crate::slab::{AS_IS, Folio, FrameTag, Mark, State};
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
@@ -141,8 +141,7 @@ impl Zswap {
                                 self.pool.write(&mut handle, p);
                                 State::Pool {
                                     handle,
-                                    length: PAGE_SIZE as u32,
-                                    incompressible: true,
+                                    length: AS_IS,
                                     codec: FrameTag::Primary,
                                 }
                             }
@@ -159,7 +158,7 @@ impl Zswap {
         for (k, o) in offsets.enumerate() {
             let state = State::Folio {
                 folio: Arc::clone(&folio),
-                index: k,
+                index: k as u32,
             };
             self.install(o, state);
         }
@@ -194,7 +193,7 @@ impl Zswap {
                     State::Folio { folio, index: 0 } if folio.pages == n => {
                         let all = guards.iter().enumerate().all(|(k, g)| match &**g {
                             State::Folio { folio: f, index } => {
-                                *index == k && Arc::ptr_eq(f, folio)
+                                *index as usize == k && Arc::ptr_eq(f, folio)
                             }
                             _ => false,
                         });

@@ -10,7 +10,7 @@ use crate::PAGE_SIZE;
 use crate::outcome::EntryInfo;
 #[cfg(feature = "inspect")]
 use crate::slab::FrameTag;
-use crate::slab::State;
+use crate::slab::{AS_IS, State};
 use crate::stats::Stats;
 use crate::tier::Zswap;
 
@@ -28,10 +28,7 @@ impl Zswap {
     pub fn entry(&self, offset: u64) -> Option<EntryInfo> {
         let e = self.lookup(offset)?;
         let info = match &*e.read() {
-            State::Pool {
-                incompressible: true,
-                ..
-            } => EntryInfo::Incompressible,
+            State::Pool { length: AS_IS, .. } => EntryInfo::Incompressible,
             State::Pool { length, .. } => EntryInfo::Compressed {
                 length: *length as usize,
             },
@@ -109,12 +106,9 @@ impl Zswap {
     /// backing pages that are not neighbours in one of the pool's chunks).
     pub fn straddles(&self, offset: u64) -> bool {
         self.lookup(offset).is_some_and(|e| match &*e.read() {
-            State::Pool {
-                handle,
-                length,
-                incompressible: false,
-                ..
-            } => self.pool.two_fragments(handle, *length as usize),
+            State::Pool { handle, length, .. } if *length != AS_IS => {
+                self.pool.two_fragments(handle, *length as usize)
+            }
             _ => false,
         })
     }

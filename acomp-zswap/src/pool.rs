@@ -43,15 +43,19 @@
 //! the objects of zspages of the emptiest groups and [`Pool::migrate`] moves them into the
 //! fullest (`zs_compact`), so that churn does not leave the pool half empty.
 //!
-//! A [`Handle`] is 16 bytes of numbers, with no `Arc` and no `Drop`: its backing pages by
-//! their number in the arena, which keeps every chunk while the pool lives. It is not
+//! A [`Handle`] is 12 bytes of numbers, with no `Arc` and no `Drop`: its first backing page
+//! by its number in the arena, which keeps every chunk while the pool lives, and the page it
+//! ends in by its index in that page's chunk (`pool/handle.rs`). It is not
 //! `Clone`: the one owner of an object frees it, once, and nothing outlives the free. Each
 //! object carries its owner's tag (the store's swap offset), so that compaction can find who
 //! to tell, and the shrinker the offset of an entry it takes from the LRU ([`Pool::owner`]).
 //!
 //! Locking: each class's bookkeeping (which objects are free) sits behind its own mutex,
-//! the `class->lock` of zsmalloc, taken to allocate and free only. An object's bytes take
-//! no lock: a handle names its pages, so that reads and writes go straight to them through
+//! the `class->lock` of zsmalloc, taken to allocate and free, to read an object's owner's
+//! tag, and to find the second page of an object that ends in another chunk than it starts
+//! (its zspage's row has it; a zspage's pages come from two chunks only where no chunk had
+//! a run of them free). An object's bytes take no lock: a handle names its pages (or its
+//! zspage's row does), so that reads and writes go straight to them through
 //! the arena's chunk table, and the handle's own borrows keep them apart ([`Pool::read_sg`]
 //! borrows it, [`Pool::write`] and [`Pool::migrate`] borrow it exclusively, [`Pool::free`]
 //! takes it), as zsmalloc's reads take no lock of the page but rely on the caller's (zswap's
@@ -76,6 +80,7 @@ mod arena;
 mod class;
 mod compact;
 mod frame;
+mod handle;
 mod stats;
 
 // The tier uses `CHUNK_SIZE`; the crate's tests (`test-hooks`) read the other two.
@@ -87,6 +92,8 @@ use class::{ClassState, SizeClass, class_index};
 #[cfg(test)]
 use class::{ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99, ZS_INUSE_RATIO_100, fullness_group};
 pub use frame::copy_frags;
+pub use handle::Handle;
+use handle::Second;
 pub use stats::PoolStats;
 
 /// The smallest object a class holds (`ZS_MIN_ALLOC_SIZE`).
@@ -101,53 +108,6 @@ pub const MAX_PAGES_PER_ZSPAGE: usize = 8;
 
 /// Number of size classes: 32, 48, ... 4096 bytes.
 pub const NR_CLASSES: usize = (PAGE_SIZE - MIN_ALLOC_SIZE) / CLASS_DELTA + 1;
-
-/// Where an object lives: the counterpart of zsmalloc's `unsigned long handle`, 16 bytes.
-/// It names the backing pages the object lies on (the second only where it straddles), so
-/// that a read takes no lock but theirs. Not `Clone`: [`Pool::free`] takes it by value.
-pub struct Handle {
-    /// The page the object starts in.
-    first: BackingPage,
-    /// The page it ends in where it straddles a boundary, else [`NO_PAGE`].
-    second: BackingPage,
-    zspage: u32,
-    class: u16,
-    obj: u16,
-}
-
-/// A [`Handle`]'s second page where the object lies in one page.
-const NO_PAGE: BackingPage = BackingPage(u32::MAX);
-
-impl std::fmt::Debug for Handle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle")
-            .field("class", &self.class)
-            .field("zspage", &self.zspage)
-            .field("obj", &self.obj)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Handle {
-    /// Where the object is: (class index, zspage id, object index). Two live handles never
-    /// have the same place.
-    pub fn place(&self) -> (u16, u32, u16) {
-        (self.class, self.zspage, self.obj)
-    }
-
-    /// The page the object ends in, where it straddles two.
-    fn second(&self) -> Option<BackingPage> {
-        (self.second != NO_PAGE).then_some(self.second)
-    }
-}
-
-impl PartialEq for Handle {
-    fn eq(&self, other: &Self) -> bool {
-        self.place() == other.place()
-    }
-}
-
-impl Eq for Handle {}
 
 /// Why [`Pool::alloc`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,16 +338,16 @@ impl Pool {
     /// The owner's tag `handle`'s object was allocated with (kept when compaction moves it):
     /// the tier's shrinker learns an entry's offset from it.
     pub fn owner(&self, handle: &Handle) -> u64 {
-        let state = self.classes[handle.class as usize].state.lock();
+        let state = self.classes[handle.class()].state.lock();
         debug_assert!(state.in_use(handle.zspage), "a live handle's zspage");
-        state.owner(handle.zspage, handle.obj)
+        state.owner(handle.zspage, handle.obj())
     }
 
     /// Frees an object (`zs_free`); a zspage whose objects are all free is released, its
     /// backing pages back to the arena.
     pub fn free(&self, handle: Handle) {
-        let class = &self.classes[handle.class as usize];
-        let (id, obj) = (handle.zspage, handle.obj);
+        let class = &self.classes[handle.class()];
+        let (id, obj) = (handle.zspage, handle.obj());
         let mut state = class.state.lock();
         if state.put_object(id, obj) == 0 {
             let nr = class.info.pages_per_zspage;

@@ -11,7 +11,7 @@ use crate::device::checksum;
 use crate::filled::fill_word;
 use crate::outcome::{LoadError, LoadKind};
 use crate::pool;
-use crate::slab::State;
+use crate::slab::{AS_IS, State};
 use crate::stats::inc;
 use crate::tier::Zswap;
 use crate::{PAGE_SIZE, Page};
@@ -30,7 +30,7 @@ impl Zswap {
             }
             State::Pool {
                 handle,
-                incompressible: true,
+                length: AS_IS,
                 ..
             } => {
                 self.pool
@@ -54,7 +54,7 @@ impl Zswap {
                 }
                 .inspect_err(|_| inc(&c.decompress_fail))
             }
-            State::Folio { folio, index } => self.read_frame_page(folio, *index, page),
+            State::Folio { folio, index } => self.read_frame_page(folio, *index as usize, page),
             State::Device {
                 key,
                 checksum: expected,

@@ -33,7 +33,7 @@ mod entry;
 mod lru;
 mod slots;
 
-pub(crate) use entry::{Entry, Folio, FrameTag, Mark, State};
+pub(crate) use entry::{AS_IS, Entry, Folio, FrameTag, Mark, State};
 
 /// What an old handle's guard shows: the entry is gone.
 static DEAD: State = State::Dead;

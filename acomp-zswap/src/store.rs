@@ -112,7 +112,7 @@ impl Zswap {
                         Some(len) => &req.dst()[0][..len],
                         None => &page[..],
                     };
-                    self.object(*offset, data, frame.is_none())
+                    self.object(*offset, data)
                 }
             };
             match res {
@@ -152,22 +152,17 @@ impl Zswap {
         }
     }
 
-    /// The object of `data` (a frame, or the page as it is), within the budget.
-    fn object(
-        &self,
-        offset: u64,
-        data: &[u8],
-        incompressible: bool,
-    ) -> Result<(State, StoreKind), StoreError> {
+    /// The object of `data` (a frame, shorter than a page, or the page as it is), within
+    /// the budget.
+    fn object(&self, offset: u64, data: &[u8]) -> Result<(State, StoreKind), StoreError> {
         let mut handle = self.alloc(offset, data.len())?;
         self.pool.write(&mut handle, data);
         let state = State::Pool {
             handle,
-            length: data.len() as u32,
-            incompressible,
+            length: data.len() as u16,
             codec: FrameTag::Primary,
         };
-        let kind = if incompressible {
+        let kind = if data.len() == PAGE_SIZE {
             StoreKind::Incompressible
         } else {
             StoreKind::Compressed
@@ -187,8 +182,8 @@ impl Zswap {
             .tfm
             .compress(&[IoSlice::new(page)], &mut [IoSliceMut::new(dst)]);
         match self.frame_len(&res) {
-            Some(len) => self.object(offset, &dst[..len], false),
-            None => self.object(offset, page, true),
+            Some(len) => self.object(offset, &dst[..len]),
+            None => self.object(offset, page),
         }
     }
 }

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use crate::device::SwapDevice;
 use crate::index::{Index, shard_of};
 use crate::pool::Pool;
-use crate::slab::{EntryRef, Folio, FrameTag, Mark, Slab, State, Write};
+use crate::slab::{AS_IS, EntryRef, Folio, FrameTag, Mark, Slab, State, Write};
 use crate::stats::{Counters, dec, inc};
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
@@ -141,12 +141,8 @@ impl Zswap {
         inc(&c.stored_pages);
         match state {
             State::Filled(_) => inc(&c.same_filled_pages),
-            State::Pool {
-                incompressible,
-                length,
-                ..
-            } => {
-                if *incompressible {
+            State::Pool { length, .. } => {
+                if *length == AS_IS {
                     inc(&c.stored_incompressible_pages);
                 }
                 c.stored_bytes.fetch_add(u64::from(*length), Relaxed);
@@ -205,14 +201,9 @@ impl Zswap {
         let c = &self.counters;
         dec(&c.stored_pages);
         match state {
-            State::Pool {
-                handle,
-                length,
-                incompressible,
-                ..
-            } => {
+            State::Pool { handle, length, .. } => {
                 self.pool.free(handle);
-                if incompressible {
+                if length == AS_IS {
                     dec(&c.stored_incompressible_pages);
                 }
                 c.stored_bytes.fetch_sub(u64::from(length), Relaxed);

@@ -9,13 +9,28 @@
 use std::io::IoSlice;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{BackingPage, Handle, PAGE_SIZE, Pool};
+use super::{BackingPage, Handle, PAGE_SIZE, Pool, Second};
 
 impl Pool {
     /// The byte offset of the object in its first page, and the bytes the object takes.
     pub(super) fn place(&self, handle: &Handle) -> (usize, usize) {
-        let size = self.classes[handle.class as usize].info.size;
-        (handle.obj as usize * size % PAGE_SIZE, size)
+        let size = self.classes[handle.class()].info.size;
+        (handle.obj() as usize * size % PAGE_SIZE, size)
+    }
+
+    /// The page the object ends in, where it straddles two: its handle's, or, where it ends
+    /// in another chunk than it starts, its zspage's row's, under its class's lock (a
+    /// zspage's pages come from two chunks only where no chunk had a run of them free).
+    pub(super) fn second_page(&self, handle: &Handle) -> Option<BackingPage> {
+        match handle.second() {
+            Second::None => None,
+            Second::Page(page) => Some(page),
+            Second::OtherChunk => {
+                let class = &self.classes[handle.class()];
+                let page = handle.obj() as usize * class.info.size / PAGE_SIZE + 1;
+                Some(class.state.lock().page(handle.zspage, page))
+            }
+        }
     }
 
     /// Copies `data` into the object (`zs_obj_write`), across a page boundary if the object
@@ -41,7 +56,9 @@ impl Pool {
         };
         copy(handle.first, off, &data[..first]);
         if first < data.len() {
-            let second = handle.second().expect("a straddling object has two pages");
+            let second = self
+                .second_page(handle)
+                .expect("a straddling object has two pages");
             copy(second, 0, &data[first..]);
         }
     }
@@ -65,7 +82,9 @@ impl Pool {
     /// Hands `f` the first `len` bytes of the object as fragments, as
     /// `zs_obj_read_sg_begin` does: one where they lie in one backing page, and one too where
     /// they straddle two pages that are neighbours in one chunk (page n and n + 1 of one
-    /// mapping: contiguous in memory), else two. No lock is taken: the handle is borrowed
+    /// mapping: contiguous in memory), else two. No lock guards the bytes (the class's is
+    /// taken only to find the second page of an object across two chunks,
+    /// [`Pool::second_page`]): the handle is borrowed
     /// while `f` runs, and every write needs it exclusively ([`Pool::write`],
     /// [`Pool::migrate`], [`Pool::free`]).
     ///
@@ -90,7 +109,9 @@ impl Pool {
             ))]);
         }
         self.straddled_reads.fetch_add(1, Relaxed);
-        let second = handle.second().expect("a straddling object has two pages");
+        let second = self
+            .second_page(handle)
+            .expect("a straddling object has two pages");
         if !self.split_reads() && self.arena.neighbours(handle.first, second) {
             self.joined_reads.fetch_add(1, Relaxed);
             // The object runs on into the next page of the same chunk.
@@ -111,7 +132,7 @@ impl Pool {
     /// scatter-gather list: an object larger than a page (a folio's frame, `Zswap::store_folio`) kept
     /// in page-sized pieces, as zram's multi-page compression keeps its large objects. Each
     /// piece gives one fragment, or two where it straddles pages that are not neighbours in
-    /// one chunk. No lock is taken, as in [`Pool::read_sg`].
+    /// one chunk. No lock guards the bytes, as in [`Pool::read_sg`].
     ///
     /// # Panics
     ///
@@ -134,7 +155,9 @@ impl Pool {
                 continue;
             }
             self.straddled_reads.fetch_add(1, Relaxed);
-            let next = h.second().expect("a straddling object has two pages");
+            let next = self
+                .second_page(h)
+                .expect("a straddling object has two pages");
             if !self.split_reads() && self.arena.neighbours(h.first, next) {
                 self.joined_reads.fetch_add(1, Relaxed);
                 frags.push(IoSlice::new(self.object_bytes(h, h.first, off, take)));
@@ -164,8 +187,8 @@ impl Pool {
     pub fn two_fragments(&self, handle: &Handle, len: usize) -> bool {
         self.straddles(handle, len)
             && (self.split_reads()
-                || !handle
-                    .second()
+                || !self
+                    .second_page(handle)
                     .is_some_and(|second| self.arena.neighbours(handle.first, second)))
     }
 

@@ -78,8 +78,20 @@ impl BackingPage {
         (n / CHUNK_PAGES, (n % CHUNK_PAGES) as u16)
     }
 
-    fn new(chunk: usize, index: u16) -> Self {
+    pub(super) fn new(chunk: usize, index: u16) -> Self {
         BackingPage(u32::try_from(chunk * CHUNK_PAGES + index as usize).expect("2^32 pages"))
+    }
+
+    /// Its chunk's number.
+    #[inline]
+    pub(super) fn chunk(self) -> usize {
+        self.0 as usize / CHUNK_PAGES
+    }
+
+    /// Its index in its chunk.
+    #[inline]
+    pub(super) fn index(self) -> u16 {
+        (self.0 as usize % CHUNK_PAGES) as u16
     }
 }
 

@@ -4,7 +4,10 @@
 use parking_lot::Mutex;
 
 use super::arena::BackingPage;
-use super::{CLASS_DELTA, Handle, MAX_PAGES_PER_ZSPAGE, MIN_ALLOC_SIZE, NO_PAGE, PAGE_SIZE};
+use super::{CLASS_DELTA, Handle, MAX_PAGES_PER_ZSPAGE, MIN_ALLOC_SIZE, PAGE_SIZE};
+
+/// No page: the rest of [`ClassState::close`]'s array past the zspage's own.
+const NO_PAGE: BackingPage = BackingPage(u32::MAX);
 
 /// The geometry of one size class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,8 +380,7 @@ impl ClassState {
         self.rows.words(id)[self.rows.page_words + obj as usize]
     }
 
-    /// Page `i` of zspage `id` (for tests: a handle names its own pages).
-    #[cfg(test)]
+    /// Page `i` of zspage `id`.
     pub(super) fn page(&self, id: u32, i: usize) -> BackingPage {
         page_of(self.rows.words(id), i)
     }
@@ -484,16 +486,7 @@ impl SizeClass {
         let off = obj as usize * self.info.size;
         let (page, in_page) = (off / PAGE_SIZE, off % PAGE_SIZE);
         let words = state.rows.words(id);
-        Handle {
-            first: page_of(words, page),
-            second: if in_page + self.info.size > PAGE_SIZE {
-                page_of(words, page + 1)
-            } else {
-                NO_PAGE
-            },
-            zspage: id,
-            class: index as u16,
-            obj,
-        }
+        let second = (in_page + self.info.size > PAGE_SIZE).then(|| page_of(words, page + 1));
+        Handle::new(page_of(words, page), second, id, index, obj)
     }
 }

@@ -51,7 +51,7 @@ impl Pool {
     /// entry lock), so no reader sees it move. Returns false, changing nothing, where no
     /// other zspage has room.
     pub fn migrate(&self, handle: &mut Handle, len: usize) -> bool {
-        let index = handle.class as usize;
+        let index = handle.class();
         let class = &self.classes[index];
         let owner = self.owner(handle);
         let Some(mut new) = Self::alloc_from_partial(index, class, owner, Some(handle.zspage))

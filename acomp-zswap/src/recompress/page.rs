@@ -76,13 +76,7 @@ impl Zswap {
         // 1. The page, under the entry's lock held for reading.
         let old_length = {
             let state = entry.read();
-            let State::Pool {
-                length,
-                incompressible: false,
-                codec: FrameTag::Primary,
-                ..
-            } = &*state
-            else {
+            let Some((_, length)) = state.primary_frame() else {
                 // Same-filled, kept as it is, on the device, recompressed, or dead: nothing
                 // to gain (a new store makes a new entry).
                 return Outcome::Never;
@@ -90,7 +84,7 @@ impl Zswap {
             if self.read(&state, src).is_err() {
                 return Outcome::Skipped;
             }
-            *length as usize
+            length as usize
         };
         // 2. Recompressed, outside any lock.
         #[cfg(feature = "test-hooks")]
@@ -114,11 +108,9 @@ impl Zswap {
         self.pool.write(&mut handle, &dst[..new_length]);
         let mut state = entry.write();
         let unchanged = entry.marks.get(Mark::Idle)
-            && matches!(
-                &*state,
-                State::Pool { length, incompressible: false, codec: FrameTag::Primary, .. }
-                    if *length as usize == old_length
-            );
+            && state
+                .primary_frame()
+                .is_some_and(|(_, length)| length as usize == old_length);
         if !unchanged {
             drop(state);
             self.pool.free(handle);
@@ -128,8 +120,7 @@ impl Zswap {
             &mut *state,
             State::Pool {
                 handle,
-                length: new_length as u32,
-                incompressible: false,
+                length: new_length as u16,
                 codec: FrameTag::Recompressed,
             },
         );

@@ -44,15 +44,16 @@ struct Member<'a> {
     offset: u64,
     entry: EntryRef<'a>,
     place: (u16, u32, u16),
-    length: u32,
+    length: u16,
 }
 
 /// Whether `state` holds the same object of the tier's transform as `m` was read from.
 fn unchanged(m: &Member<'_>, state: &State) -> bool {
     m.entry.marks.get(Mark::Idle)
         && !m.entry.marks.get(Mark::Clean)
-        && matches!(state, State::Pool { handle, length, incompressible: false, codec: FrameTag::Primary }
-            if *length == m.length && handle.place() == m.place)
+        && state
+            .primary_frame()
+            .is_some_and(|(handle, length)| length == m.length && handle.place() == m.place)
 }
 
 impl Zswap {
@@ -142,13 +143,7 @@ impl Zswap {
                 continue;
             };
             let state = entry.read();
-            let State::Pool {
-                handle,
-                length,
-                incompressible: false,
-                codec: FrameTag::Primary,
-            } = &*state
-            else {
+            let Some((handle, length)) = state.primary_frame() else {
                 if !matches!(*state, State::Dead) {
                     entry.marks.set(Mark::Tried);
                 }
@@ -163,7 +158,7 @@ impl Zswap {
                 inc(&self.counters.recompress_skipped_pages);
                 continue;
             }
-            let (place, length) = (handle.place(), *length);
+            let place = handle.place();
             drop(state);
             members.push(Member {
                 offset,
@@ -253,7 +248,7 @@ impl Zswap {
             let (true, Some(guard)) = (keep, guard) else {
                 continue;
             };
-            let index = (m.offset - first) as usize;
+            let index = (m.offset - first) as u32;
             let state = State::Folio {
                 folio: Arc::clone(&folio),
                 index,

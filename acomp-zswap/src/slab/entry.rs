@@ -7,17 +7,17 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::R
 
 use parking_lot::RwLock;
 
+use crate::PAGE_SIZE;
 use crate::outcome::FolioInfo;
 use crate::pool::Handle;
 
 /// Where one offset's page is.
 pub(crate) enum State {
-    /// In the pool: a frame of `length` bytes written by `codec`'s transform, or the page as
-    /// it is (`incompressible`).
+    /// In the pool: a frame of `length` bytes written by `codec`'s transform, or, where
+    /// `length` is [`AS_IS`], the page as it is (an incompressible page).
     Pool {
         handle: Handle,
-        length: u32,
-        incompressible: bool,
+        length: u16,
         codec: FrameTag,
     },
     /// Every 8-byte word is this value (native-endian); nothing in the pool.
@@ -27,11 +27,16 @@ pub(crate) enum State {
     /// Page `index` of a folio's frame, shared with the folio's other pages.
     Folio {
         folio: std::sync::Arc<Folio>,
-        index: usize,
+        index: u32,
     },
     /// Invalidated or replaced: a load that finds it looks the offset up again.
     Dead,
 }
+
+/// The length of an object that holds its page as it is, an incompressible page: as zswap
+/// tells one (`entry->length == PAGE_SIZE` in `zswap_decompress`), for a frame is kept only
+/// where it is shorter than the page.
+pub(crate) const AS_IS: u16 = PAGE_SIZE as u16;
 
 /// One offset's entry (`struct zswap_entry`), a slot of the tier's slab (`slab.rs`): reached
 /// only through an [`EntryRef`](crate::slab::EntryRef), which checks the slot's generation
@@ -155,6 +160,20 @@ impl Marks {
 }
 
 impl State {
+    /// The handle and length of a frame of the tier's own transform in the pool: what
+    /// recompression takes (not a page kept as it is, not a frame recompressed already, not
+    /// a folio's).
+    pub(crate) fn primary_frame(&self) -> Option<(&Handle, u16)> {
+        match self {
+            State::Pool {
+                handle,
+                length,
+                codec: FrameTag::Primary,
+            } if *length != AS_IS => Some((handle, *length)),
+            _ => None,
+        }
+    }
+
     /// The offset whose entry holds this state, where it is in the pool (the only entries
     /// in the lists): a frame's object carries its store's offset as its owner's tag
     /// (`pool_owner` reads it), a folio's page is the folio's first offset plus its index;
@@ -162,7 +181,7 @@ impl State {
     pub(crate) fn owner(&self, pool_owner: impl FnOnce(&Handle) -> u64) -> Option<u64> {
         match self {
             State::Pool { handle, .. } => Some(pool_owner(handle)),
-            State::Folio { folio, index } => Some(folio.first + *index as u64),
+            State::Folio { folio, index } => Some(folio.first + u64::from(*index)),
             State::Filled(_) | State::Device { .. } | State::Dead => None,
         }
     }
@@ -243,10 +262,11 @@ mod tests {
 
     #[test]
     fn sizes() {
-        // A pool handle of 16 bytes: `State` 24, an entry 48 (issue 41: its lock 8, the
-        // state, generation and links 12, the marks 1, padded to 8), and a slot of the slab
-        // no more than its entry.
-        assert_eq!(std::mem::size_of::<State>(), 24);
-        assert_eq!(std::mem::size_of::<Entry>(), 48);
+        // A pool handle of 12 bytes: `State` 16 (`Pool`'s handle, its `u16` length and its
+        // transform's byte; `Folio`'s `Arc` and `u32` index), an entry 40 (issue 51: its
+        // lock 8, the state, generation and links 12, the marks 1, padded to 8), and a slot
+        // of the slab no more than its entry.
+        assert_eq!(std::mem::size_of::<State>(), 16);
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
     }
 }

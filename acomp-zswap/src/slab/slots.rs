@@ -24,7 +24,7 @@ use super::entry::Entry;
 pub(crate) const FIRST_SLOTS: usize = 1 << FIRST_SHIFT;
 const FIRST_SHIFT: u32 = 6;
 
-/// Slots in each chunk from the seventh on: 4096 (192 KiB of 48-byte entries).
+/// Slots in each chunk from the seventh on: 4096 (160 KiB of 40-byte entries).
 pub(crate) const CHUNK_SLOTS: usize = 1 << CHUNK_SHIFT;
 const CHUNK_SHIFT: u32 = 12;
 

@@ -52,7 +52,7 @@ fn slots_taken_from_many_threads_at_once_each_hold_their_own_entry() {
 }
 
 /// Page `index` of a folio of 4 pages from `first`.
-fn folio_page(first: u64, index: usize) -> State {
+fn folio_page(first: u64, index: u32) -> State {
     State::Folio {
         folio: std::sync::Arc::new(Folio {
             id: first,

@@ -19,6 +19,10 @@ pub(crate) use acomp::Acomp;
 pub(crate) use acomp_zswap::{EntryInfo, PAGE_SIZE, Page, Zswap};
 pub(crate) use common::{check, page};
 
+/// The recompression hook is the process's one (`hooks::while_recompressing`): each test that
+/// sets it holds this meanwhile, so that no test's hook replaces or clears another's.
+pub(crate) static RECOMPRESS_HOOK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 pub(crate) fn tier(recomp: &str) -> Zswap {
     Zswap::builder(Acomp::new("lz4").unwrap())
         .max_pool_bytes(64 << 20)

@@ -121,6 +121,7 @@ fn racing_the_same_offsets(unit: usize) {
 /// it. The faults planted to check it are listed in TESTING.md.
 #[test]
 fn others_go_on_while_recompression_compresses() {
+    let _hook = crate::RECOMPRESS_HOOK.lock();
     others_go_on(false);
     others_go_on(true);
 }

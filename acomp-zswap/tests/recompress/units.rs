@@ -216,6 +216,7 @@ fn raced(
     pages: u64,
     race: impl Fn(&Zswap, u64) + Send + Sync + 'static,
 ) -> (Arc<Zswap>, usize) {
+    let _hook = crate::RECOMPRESS_HOOK.lock();
     let (z, _) = unit_tier(64);
     let z = Arc::new(z);
     stored_idle(&z, base..base + pages);
@@ -337,6 +338,7 @@ fn a_unit_of_one_is_not_kept() {
 fn others_go_on_while_a_unit_compresses() {
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     use std::sync::mpsc::sync_channel;
+    let _hook = crate::RECOMPRESS_HOOK.lock();
     let b = RACE + 512;
     let (z, _) = unit_tier(64);
     let z = Arc::new(z);

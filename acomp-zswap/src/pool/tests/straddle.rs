@@ -82,8 +82,8 @@ fn zspage_on(pool: &Pool, pages: &mut Vec<Handle>, at: &[usize]) -> Vec<(Handle,
 
 /// The backing pages of the zspage of `h`, by number.
 fn zspage_pages(pool: &Pool, h: &Handle) -> Vec<u32> {
-    let class = pool.classes[h.class as usize].state.lock();
-    let nr = pool.classes[h.class as usize].info.pages_per_zspage;
+    let class = pool.classes[h.class()].state.lock();
+    let nr = pool.classes[h.class()].info.pages_per_zspage;
     (0..nr).map(|i| class.page(h.zspage, i).0).collect()
 }
 
@@ -119,7 +119,10 @@ fn a_chunks_last_page_and_the_next_chunks_first_are_not_neighbours() {
             continue;
         }
         let across = h.first.0 as usize == CHUNK_PAGES - 1;
-        assert_eq!(h.second.0, h.first.0 + 1, "object {i}");
+        assert_eq!(pool.second_page(h).unwrap().0, h.first.0 + 1, "object {i}");
+        // The handle names a second page in its first's chunk; one in the next chunk is
+        // found in the zspage's row.
+        assert_eq!(h.second() == Second::OtherChunk, across, "object {i}");
         let frags = if across { 2 } else { 1 };
         assert_eq!(read(&pool, h, 3000), (frags, data.clone()), "object {i}");
         assert_eq!(pool.two_fragments(h, 3000), across);
@@ -209,7 +212,8 @@ fn a_straddling_object_reads_both_pages_after_a_neighbour_chunk_is_reused() {
         .iter()
         .find(|h| {
             pool.straddles(h, 3000)
-                && h.first.0 as usize / CHUNK_PAGES != h.second.0 as usize / CHUNK_PAGES
+                && h.first.0 as usize / CHUNK_PAGES
+                    != pool.second_page(h).unwrap().0 as usize / CHUNK_PAGES
         })
         .expect("an object across the two chunks");
     // More chunks of pages, freed: the chunks go back whole and are taken again.
