@@ -26,9 +26,7 @@ impl Pool {
             Second::None => None,
             Second::Page(page) => Some(page),
             Second::OtherChunk => {
-                let class = &self.classes[handle.class()];
-                let page = handle.obj() as usize * class.info.size / PAGE_SIZE + 1;
-                Some(class.state.lock().page(handle.zspage, page))
+                Some(self.classes[handle.class()].page_after(handle.zspage, handle.obj()))
             }
         }
     }

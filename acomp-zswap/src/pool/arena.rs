@@ -74,8 +74,7 @@ pub(super) struct BackingPage(pub(super) u32);
 impl BackingPage {
     /// (Chunk, page in the chunk).
     fn split(self) -> (usize, u16) {
-        let n = self.0 as usize;
-        (n / CHUNK_PAGES, (n % CHUNK_PAGES) as u16)
+        (self.chunk(), self.index())
     }
 
     pub(super) fn new(chunk: usize, index: u16) -> Self {

@@ -380,7 +380,8 @@ impl ClassState {
         self.rows.words(id)[self.rows.page_words + obj as usize]
     }
 
-    /// Page `i` of zspage `id`.
+    /// Page `i` of zspage `id` (for tests: a handle names its own pages).
+    #[cfg(test)]
     pub(super) fn page(&self, id: u32, i: usize) -> BackingPage {
         page_of(self.rows.words(id), i)
     }
@@ -481,12 +482,24 @@ pub(super) struct SizeClass {
 }
 
 impl SizeClass {
+    /// The page of its zspage object `obj` starts in, and where in it.
+    fn object_page(&self, obj: u16) -> (usize, usize) {
+        let off = obj as usize * self.info.size;
+        (off / PAGE_SIZE, off % PAGE_SIZE)
+    }
+
     /// The handle of object `obj` of zspage `id`.
     pub(super) fn handle(&self, state: &ClassState, index: usize, id: u32, obj: u16) -> Handle {
-        let off = obj as usize * self.info.size;
-        let (page, in_page) = (off / PAGE_SIZE, off % PAGE_SIZE);
+        let (page, in_page) = self.object_page(obj);
         let words = state.rows.words(id);
         let second = (in_page + self.info.size > PAGE_SIZE).then(|| page_of(words, page + 1));
         Handle::new(page_of(words, page), second, id, index, obj)
+    }
+
+    /// The page after the one object `obj` of zspage `id` starts in, read from the zspage's
+    /// row under the class's lock: the second page of an object that straddles two.
+    pub(super) fn page_after(&self, id: u32, obj: u16) -> BackingPage {
+        let (page, _) = self.object_page(obj);
+        page_of(self.state.lock().rows.words(id), page + 1)
     }
 }
