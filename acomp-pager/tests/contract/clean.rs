@@ -110,12 +110,7 @@ fn under_a_limit_a_written_page_is_read_back_writable_three_times() {
         assert_eq!(s.clean_pages, 0, "round {round}: {s:?}");
         // The handler drops the tier's copy after the mapping has woken the reader: the
         // last page's may still be in the tier for a moment.
-        let start = std::time::Instant::now();
-        while pager.tier().stats().stored_pages != 0
-            && start.elapsed() < std::time::Duration::from_secs(5)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        common::wait_until(5, || pager.tier().stats().stored_pages == 0);
         assert_eq!(pager.tier().stats().stored_pages, 0, "round {round}");
     }
     // The fourth read fault-in keeps the copy; the first write is a write-protect fault.

@@ -296,6 +296,21 @@ pub fn run_child(test: &str, role: &str, secs: u64) -> Ended {
     }
 }
 
+/// Polls `done` every millisecond until it holds, for at most `secs`; whether it held. For
+/// what a handler thread finishes after the call that woke it has returned.
+pub fn wait_until(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Runs test `name` of `module` (`module_path!()`) of this binary again in a child process
 /// as `role` ([`run_child`], killed and failed after `secs`); `None` where userfaultfd is
 /// refused (the test skips, or fails under `CI=true`, as [`build`] says).

@@ -151,15 +151,10 @@ fn madv_free_child() {
     let (region, mem) = four_kinds(&pager);
     mem.advise(0, PAGES, libc::MADV_FREE).unwrap();
     // madvise returns once the event is read; the handler drops the pages after that.
-    let start = std::time::Instant::now();
-    while pager.stats().resident_pages != 0 || pager.tier().stats().stored_pages != 0 {
-        assert!(
-            start.elapsed().as_secs() < 20,
-            "the remove event not handled: {:?}",
-            pager.stats()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    let handled = common::wait_until(20, || {
+        pager.stats().resident_pages == 0 && pager.tier().stats().stored_pages == 0
+    });
+    assert!(handled, "the remove event not handled: {:?}", pager.stats());
     println!("CHILD: the remove event handled");
     // Page 5 was clean (write-protected), 9 resident, 13 never touched.
     for p in [5, 9, 13] {

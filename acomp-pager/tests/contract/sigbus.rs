@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::time::{Duration, Instant};
 
 use acomp::Acomp;
 use acomp_pager::{PAGE_SIZE, Pager, Region};
@@ -193,14 +192,10 @@ fn wait_for_sigbus_at_page_0(mem: &Mem) -> usize {
         unsafe { std::ptr::read_volatile(at as *const u8) };
         println!("CHILD: the access to page 0 returned");
     });
-    let start = Instant::now();
-    while BUS_ADDR.load(SeqCst) == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no SIGBUS in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        common::wait_until(60, || BUS_ADDR.load(SeqCst) != 0),
+        "no SIGBUS in 60 s"
+    );
     (BUS_ADDR.load(SeqCst) - mem.base) / PAGE_SIZE
 }
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acomp::Acomp;
 use acomp_pager::{Error, PAGE_SIZE, Pager, Stats};
@@ -27,14 +27,12 @@ const NOISE: usize = 3000;
 
 /// Polls `pager`'s counters until `done` holds, for at most `secs`; the last snapshot.
 fn wait_for(pager: &Pager, secs: u64, done: impl Fn(&Stats) -> bool) -> Stats {
-    let start = Instant::now();
-    loop {
-        let s = pager.stats();
-        if done(&s) || start.elapsed() > Duration::from_secs(secs) {
-            return s;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut s = pager.stats();
+    common::wait_until(secs, || {
+        s = pager.stats();
+        done(&s)
+    });
+    s
 }
 
 #[test]
