@@ -149,16 +149,25 @@ impl std::error::Error for StoreError {
 pub enum WritebackError {
     /// The tier has no device to write back to ([`Builder::device`]).
     NoDevice,
-    /// The device failed to write a batch: its pages stay in the pool (batches written
-    /// before stay written).
-    Io(io::Error),
+    /// The device failed to write a batch: its pages stay in the pool; the batches written
+    /// before it stay written, `written` pages in all.
+    Io {
+        /// The device's error.
+        error: io::Error,
+        /// Pages this call wrote back before the batch that failed (what `Ok` would have
+        /// counted).
+        written: usize,
+    },
 }
 
 impl std::fmt::Display for WritebackError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WritebackError::NoDevice => write!(f, "writeback without a swap device"),
-            WritebackError::Io(e) => write!(f, "writing back to the device failed: {e}"),
+            WritebackError::Io { error, written } => write!(
+                f,
+                "writing back to the device failed after {written} pages: {error}"
+            ),
         }
     }
 }
@@ -166,7 +175,7 @@ impl std::fmt::Display for WritebackError {
 impl std::error::Error for WritebackError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WritebackError::Io(e) => Some(e),
+            WritebackError::Io { error, .. } => Some(error),
             WritebackError::NoDevice => None,
         }
     }
@@ -178,7 +187,7 @@ impl From<WritebackError> for io::Error {
     fn from(e: WritebackError) -> io::Error {
         match e {
             WritebackError::NoDevice => io::Error::new(io::ErrorKind::Unsupported, e),
-            WritebackError::Io(e) => e,
+            WritebackError::Io { error, .. } => error,
         }
     }
 }

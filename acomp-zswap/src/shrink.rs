@@ -228,8 +228,8 @@ impl Zswap {
     /// # Errors
     ///
     /// [`WritebackError::NoDevice`] without a device; [`WritebackError::Io`], the device's
-    /// error, where a batch fails (its pages stay in the pool; batches written before stay
-    /// written).
+    /// error and the pages written back before it, where a batch fails (its pages stay in
+    /// the pool; batches written before stay written).
     pub fn writeback(&self, max_pages: usize) -> Result<usize, WritebackError> {
         if self.device.is_none() {
             return Err(WritebackError::NoDevice);
@@ -239,7 +239,7 @@ impl Zswap {
         while written < max_pages {
             let n = self
                 .write_batch((max_pages - written).min(WRITEBACK_BATCH))
-                .map_err(WritebackError::Io)?;
+                .map_err(|error| WritebackError::Io { error, written })?;
             if n == 0 {
                 break;
             }

@@ -79,6 +79,40 @@ fn device_faults_lose_nothing() {
     }
 }
 
+/// Line 5: a writeback whose third batch fails says how many pages went before it: the
+/// first two batches' (which stay written back), and the failed batch's pages stay in the
+/// pool and load.
+#[test]
+fn a_failed_writeback_counts_the_batches_written_before_it() {
+    let dev = Arc::new(MemDevice::default());
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(u64::MAX)
+        .device(Arc::clone(&dev))
+        .build()
+        .unwrap();
+    let n = 4 * WRITEBACK_BATCH as u64;
+    for o in 0..n {
+        z.store(o, &page(o, 5)).unwrap();
+    }
+    dev.fail_write_every.store(3, Relaxed);
+    match z.writeback(n as usize) {
+        Err(WritebackError::Io { error, written }) => {
+            assert_eq!(written, 2 * WRITEBACK_BATCH);
+            assert_eq!(error.to_string(), "planted write fault");
+        }
+        other => panic!("{other:?}"),
+    }
+    let s = z.stats();
+    assert_eq!(s.written_back_pages, 2 * WRITEBACK_BATCH as u64);
+    assert_eq!(s.device_pages, 2 * WRITEBACK_BATCH as u64);
+    assert_eq!(s.stored_pages, n - 2 * WRITEBACK_BATCH as u64);
+    let mut out = zero();
+    for o in 0..n {
+        z.load(o, &mut out).unwrap();
+        assert_eq!(check(o, &out), 5);
+    }
+}
+
 /// Line 5: a flipped bit or a torn write is Corrupt, never the page; the entry is kept.
 #[test]
 fn corrupt_device_pages_are_caught() {

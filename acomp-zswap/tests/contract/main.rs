@@ -18,7 +18,7 @@ pub(crate) use std::sync::atomic::Ordering::Relaxed;
 pub(crate) use acomp::Acomp;
 pub(crate) use acomp_zswap::{
     BuildError, LoadError, LoadKind, PAGE_SIZE, Page, StoreError, StoreKind, SwapDevice, SwapFile,
-    WRITEBACK_BATCH, Zswap,
+    WRITEBACK_BATCH, WritebackError, Zswap,
 };
 pub(crate) use common::{MemDevice, check, mix, page, page_with, within_budget};
 pub(crate) use parking_lot::Mutex;
