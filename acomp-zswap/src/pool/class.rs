@@ -217,10 +217,21 @@ impl ClassState {
     /// Puts object `obj` of zspage `id` back on its free list; returns the objects still in
     /// use.
     pub(super) fn put_object(&mut self, id: u32, obj: u16) -> usize {
-        debug_assert!(
-            self.free_objects(id).all(|o| o != obj),
-            "a handle is freed once"
-        );
+        #[cfg(debug_assertions)]
+        {
+            // The list ends within the zspage's objects (`free_objects` stops there), so a
+            // broken one fails here rather than looping.
+            let mut walked = 0;
+            for o in self.free_objects(id) {
+                assert_ne!(o, obj, "a handle is freed once");
+                walked += 1;
+            }
+            assert_eq!(
+                walked,
+                self.objs as usize - self.inuse(id),
+                "zspage {id}'s free list holds its free objects"
+            );
+        }
         let page_words = self.rows.page_words;
         let (head, words) = self.rows.row_mut(id);
         debug_assert!(head.inuse > 0, "an object of a zspage in use");
@@ -275,7 +286,9 @@ impl ClassState {
         page_of(self.rows.words(id), i)
     }
 
-    /// The free objects of zspage `id`, from the first one allocation takes.
+    /// The free objects of zspage `id`, from the first one allocation takes; at most the
+    /// class's objects a zspage (a list that does not end there is broken, and the walk
+    /// stops rather than loops).
     pub(super) fn free_objects(&self, id: u32) -> impl Iterator<Item = u16> + '_ {
         let owners = &self.rows.words(id)[self.rows.page_words..];
         let mut at = self.rows.head(id).free;
@@ -286,6 +299,7 @@ impl ClassState {
                 obj
             })
         })
+        .take(self.objs as usize)
     }
 
     /// Puts zspage `id` at the head of group `group`'s list (`insert_zspage`); a full one
