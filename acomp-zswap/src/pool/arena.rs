@@ -91,6 +91,15 @@ impl BackingPage {
     pub(super) fn index(self) -> u16 {
         (self.0 as usize % CHUNK_PAGES) as u16
     }
+
+    /// Page `index` of its own chunk (below [`CHUNK_PAGES`]): a page number no larger than
+    /// the chunk's last, so no check on a read path ([`BackingPage::new`] checks its
+    /// product).
+    #[inline]
+    pub(super) fn in_chunk(self, index: u16) -> Self {
+        debug_assert!((index as usize) < CHUNK_PAGES, "page {index} of a chunk");
+        BackingPage(self.0 - u32::from(self.index()) + u32::from(index))
+    }
 }
 
 /// The backing pages of a pool, in chunks. One lock, taken when a zspage opens or is

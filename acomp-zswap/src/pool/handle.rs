@@ -90,7 +90,7 @@ impl Handle {
         match self.bits >> 18 {
             ONE_PAGE => Second::None,
             OTHER_CHUNK => Second::OtherChunk,
-            code => Second::Page(BackingPage::new(self.first.chunk(), (code - 1) as u16)),
+            code => Second::Page(self.first.in_chunk((code - 1) as u16)),
         }
     }
 
