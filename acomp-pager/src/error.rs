@@ -112,11 +112,13 @@ impl fmt::Display for Error {
     }
 }
 
+/// The message includes the error it wraps (the system's, the tier's), so `source` is that
+/// error's own source, not the error itself: a chain printed whole says each cause once.
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Unavailable { source, .. } | Error::Os { source, .. } => Some(source),
-            Error::TierRefused { source, .. } => Some(source),
+            Error::Unavailable { source, .. } | Error::Os { source, .. } => source.source(),
+            Error::TierRefused { source, .. } => source.source(),
             Error::InvalidInput { .. } | Error::Forked | Error::OutOfRegionIds => None,
         }
     }
@@ -127,5 +129,42 @@ impl From<Error> for io::Error {
     /// `downcast` give it back).
     fn from(e: Error) -> io::Error {
         io::Error::new(e.io_kind(), e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error and its sources as a chain printer (anyhow's `{:#}`) prints them.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            out = format!("{out}: {s}");
+            next = s.source();
+        }
+        out
+    }
+
+    #[test]
+    fn a_chain_says_each_cause_once() {
+        let os = Error::Os {
+            call: "mmap",
+            source: io::Error::from_raw_os_error(libc::ENOMEM),
+        };
+        assert_eq!(
+            chain(&os),
+            format!("mmap failed: {}", io::Error::from_raw_os_error(libc::ENOMEM))
+        );
+        let refused = Error::TierRefused {
+            paged_out: 3,
+            source: StoreError::Writeback(io::Error::other("disk on fire")),
+        };
+        assert_eq!(
+            chain(&refused),
+            "the tier refused a page (page refused: the pool is at its budget and writeback \
+             failed: disk on fire); 3 pages were paged out"
+        );
     }
 }

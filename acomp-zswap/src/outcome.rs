@@ -134,10 +134,12 @@ impl std::fmt::Display for StoreError {
     }
 }
 
+/// The message includes the device's error, so `source` is that error's own source (what
+/// it came from), not the error itself: a chain printed whole says each cause once.
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            StoreError::Writeback(e) => Some(e),
+            StoreError::Writeback(e) => e.source(),
             StoreError::PoolFull | StoreError::BadFolio { .. } => None,
         }
     }
@@ -172,10 +174,11 @@ impl std::fmt::Display for WritebackError {
     }
 }
 
+/// As [`StoreError`]'s: the message includes the device's error, `source` is its source.
 impl std::error::Error for WritebackError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WritebackError::Io { error, .. } => Some(error),
+            WritebackError::Io { error, .. } => error.source(),
             WritebackError::NoDevice => None,
         }
     }
@@ -245,11 +248,13 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+/// As [`StoreError`]'s: the message includes the device's or acomp's error, `source` is
+/// that error's source.
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::Io(e) => Some(e),
-            LoadError::Decompress(e) => Some(e),
+            LoadError::Io(e) => e.source(),
+            LoadError::Decompress(e) => e.source(),
             _ => None,
         }
     }

@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// An error and its sources as a chain printer (anyhow's `{:#}`) prints them: each cause
+/// once.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        out = format!("{out}: {s}");
+        next = s.source();
+    }
+    out
+}
+
 /// Line 5: a device that fails every k-th write batch and every k-th read loses nothing.
 #[test]
 fn device_faults_lose_nothing() {
@@ -23,6 +35,11 @@ fn device_faults_lose_nothing() {
             }
             Err(StoreError::Writeback(e)) => {
                 assert_eq!(e.to_string(), "planted write fault");
+                let err = StoreError::Writeback(e);
+                assert_eq!(
+                    chain(&err),
+                    "page refused: the pool is at its budget and writeback failed: planted write fault"
+                );
                 refused += 1;
             }
             Err(e) => panic!("{e}"),
@@ -41,6 +58,10 @@ fn device_faults_lose_nothing() {
                 Ok(_) => break,
                 Err(LoadError::Io(e)) => {
                     assert_eq!(e.to_string(), "planted read fault");
+                    assert_eq!(
+                        chain(&LoadError::Io(e)),
+                        "reading the page from the device failed: planted read fault"
+                    );
                     io_errors += 1;
                 }
                 Err(e) => panic!("{e}"),
@@ -99,6 +120,10 @@ fn a_failed_writeback_counts_the_batches_written_before_it() {
         Err(WritebackError::Io { error, written }) => {
             assert_eq!(written, 2 * WRITEBACK_BATCH);
             assert_eq!(error.to_string(), "planted write fault");
+            assert_eq!(
+                chain(&WritebackError::Io { error, written }),
+                "writing back to the device failed after 64 pages: planted write fault"
+            );
         }
         other => panic!("{other:?}"),
     }
