@@ -155,7 +155,10 @@ mod tests {
         };
         assert_eq!(
             chain(&os),
-            format!("mmap failed: {}", io::Error::from_raw_os_error(libc::ENOMEM))
+            format!(
+                "mmap failed: {}",
+                io::Error::from_raw_os_error(libc::ENOMEM)
+            )
         );
         let refused = Error::TierRefused {
             paged_out: 3,

@@ -102,7 +102,9 @@ pub enum EntryInfo {
 #[non_exhaustive]
 pub enum StoreError {
     /// The pool is at its budget and no room could be made: there is no device, or the pool
-    /// has not yet fallen below the accept threshold since it was last full.
+    /// has not yet fallen below the accept threshold since it was last full, or the page's
+    /// size class opens zspages of more pages than the whole budget (a budget under 8
+    /// pages), which no writeback makes room for.
     PoolFull,
     /// The pool is at its budget and writing back to the device failed with this error.
     Writeback(io::Error),

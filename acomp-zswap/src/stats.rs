@@ -87,7 +87,8 @@ pub struct Stats {
     pub decompress_fail: u64,
     /// Counter: loads served by the device.
     pub device_loads: u64,
-    /// Counter: device writes that failed: those pages stayed in the pool.
+    /// Counter: pages whose device write failed (a failed batch counts each of its pages):
+    /// those pages stayed in the pool.
     pub device_write_fail: u64,
     /// Counter: device reads that failed ([`crate::LoadError::Io`]): those entries were kept.
     pub device_read_fail: u64,
