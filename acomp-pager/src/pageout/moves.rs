@@ -35,15 +35,45 @@ impl Batch<'_> {
         let base = scratch.addr();
         self.scratch = Some(scratch);
         for &(i, j) in &runs[..n] {
-            let (done, _) = mover.move_into(
+            let (done, err) = mover.move_into(
                 base + i * PAGE_SIZE,
                 region.addr() + self.offset(i),
                 (j - i) * PAGE_SIZE,
             );
-            for k in i..i + done / PAGE_SIZE {
+            let counted = i + done / PAGE_SIZE;
+            let mut moved = [false; BATCH];
+            moved[i..counted].fill(true);
+            if err.is_some() && counted < j {
+                self.moved_uncounted((counted, j), &mut moved);
+            }
+            for k in (i..j).filter(|&k| moved[k]) {
                 self.in_scratch[k] = true;
                 self.gone[k] = true;
                 self.action[k] = Action::Read;
+            }
+        }
+    }
+
+    /// Which pages of `run` (batch indices) a move into the scratch mapping that stopped
+    /// short took all the same: those its table holds (present, or in the kernel's swap).
+    /// The kernel can move a page and leave it out of the count it returns: a page the
+    /// kernel's swap holds, moved as its swap entry, whose move was retried after `EAGAIN`
+    /// and then found nothing left to move (a new user's trial, Linux 6.18: 29 pages moved
+    /// and 28 counted, the 29th then freed with the scratch mapping as a page the program
+    /// had dropped). The scratch mapping was empty, so whatever it holds came from the move.
+    /// Where its table cannot be read (`Pte::Unknown`), the count stands.
+    fn moved_uncounted(&self, (i, j): (usize, usize), moved: &mut [bool; BATCH]) {
+        let Some(scratch) = &self.scratch else { return };
+        let mut ptes = [Pte::None; BATCH];
+        if scratch
+            .page_table(i * PAGE_SIZE, j - i, &mut ptes[i..j])
+            .is_err()
+        {
+            return;
+        }
+        for k in i..j {
+            if matches!(ptes[k], Pte::Present | Pte::Swapped) {
+                moved[k] = true;
             }
         }
     }
@@ -76,7 +106,7 @@ impl Batch<'_> {
                     break false;
                 }
                 let (done, err) = shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
-                if done == PAGE_SIZE {
+                if done == PAGE_SIZE || self.moved_back_uncounted(i) {
                     break true;
                 }
                 let eagain = |e: &io::Error| e.raw_os_error() == Some(libc::EAGAIN);
@@ -122,6 +152,25 @@ impl Batch<'_> {
         if let (Some(scratch), Some(m)) = (self.scratch.take(), &shared.mover) {
             m.give_back(scratch);
         }
+    }
+
+    /// Whether page `i`, whose move back into the region was not counted, went back all
+    /// the same (as in [`Batch::moved_uncounted`]): the scratch mapping no longer holds it
+    /// and the region does, present or in the kernel's swap. The page is held, so nothing
+    /// but the move fills its place in the region. Where either table cannot be read, no.
+    fn moved_back_uncounted(&self, i: usize) -> bool {
+        let Some(scratch) = &self.scratch else {
+            return false;
+        };
+        let (mut there, mut here) = ([Pte::Unknown], [Pte::Unknown]);
+        scratch.page_table(i * PAGE_SIZE, 1, &mut there).is_ok()
+            && there[0] == Pte::None
+            && self
+                .region
+                .map
+                .page_table(self.offset(i), 1, &mut here)
+                .is_ok()
+            && matches!(here[0], Pte::Present | Pte::Swapped)
     }
 
     /// Drops the pages that left memory, their runs moved side by side into one scratch
