@@ -109,6 +109,12 @@
 //!   unreadable while a page-out reads it faults that thread, as any reader's); a locked page (`mlock`)
 //!   stays in memory too, as `MADV_PAGEOUT` leaves it. Neither is counted in what
 //!   `page_out` returns.
+//! - `mremap` and `munmap` over a region are not supported: the region's mapping is the
+//!   pager's, as a `Vec`'s buffer is the `Vec`'s. Moved elsewhere, its paged-out pages read
+//!   as zeros at the new address with no fault reaching the pager (it does not ask for
+//!   `UFFD_EVENT_REMAP` or `UFFD_EVENT_UNMAP`); shrunk, the region's drop still unmaps its
+//!   whole length, whatever the kernel has mapped in the freed part since (a thread's
+//!   stack, in a new user's trial) included. For another size, make another region.
 //! - Debuggers: `/proc/PID/mem` and `ptrace` reads of a paged-out page fail (`EIO`): the
 //!   kernel does not wait on a userfaultfd for them.
 //! - Messages: a fault that cannot be served, a panic caught, a stalled reclaimer, a
