@@ -36,7 +36,8 @@ pub struct Stats {
     /// Faults that could not be served (the tier's load failed: a device error, a corrupt
     /// page): the access got SIGBUS, as a failed swap read does.
     pub failed_faults: u64,
-    /// Pages compressed into the tier by `page_out` and the reclaimer (`pswpout`).
+    /// Pages compressed into the tier by `page_out` and the reclaimer that left memory
+    /// (`pswpout`; a locked page, stored and then refused by the kernel's drop, is not).
     pub swap_outs: u64,
     /// Pages paged out without compression: clean pages whose copy the tier still held.
     pub clean_swap_outs: u64,

@@ -217,6 +217,11 @@ impl Batch<'_> {
                 if alone[0] == Dropped::Refused {
                     if self.action[k] == Action::Out {
                         shared.tier.invalidate(key(region.id, self.pages[k]));
+                        // Counted when stored; it did not leave memory.
+                        shared
+                            .counters
+                            .swap_outs
+                            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     self.action[k] = Action::Unprotect;
                     self.gone[k] = false;

@@ -47,9 +47,9 @@ fn page_out_across(what: &'static str, split: impl Fn(&Mem) -> io::Result<()>, s
     );
     let s = pager.stats();
     assert_eq!(
-        (s.paged_out_pages, s.resident_pages),
-        ((PAGES - stay) as u64, stay as u64),
-        "{what}"
+        (s.paged_out_pages, s.resident_pages, s.swap_outs),
+        ((PAGES - stay) as u64, stay as u64, (PAGES - stay) as u64),
+        "{what}: paged out, resident, swap-outs"
     );
     for p in 0..PAGES {
         mem.check(p, &page(p, 1), what);
