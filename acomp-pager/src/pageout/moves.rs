@@ -55,25 +55,51 @@ impl Batch<'_> {
     }
 
     /// Which pages of `run` (batch indices) a move into the scratch mapping that stopped
-    /// short took all the same: those its table holds (present, or in the kernel's swap).
-    /// The kernel can move a page and leave it out of the count it returns: a page the
-    /// kernel's swap holds, moved as its swap entry, whose move was retried after `EAGAIN`
-    /// and then found nothing left to move (a new user's trial, Linux 6.18: 29 pages moved
-    /// and 28 counted, the 29th then freed with the scratch mapping as a page the program
-    /// had dropped). The scratch mapping was empty, so whatever it holds came from the move.
-    /// Where its table cannot be read (`Pte::Unknown`), the count stands.
+    /// short took all the same. The kernel can move pages and leave them out of the count
+    /// it returns: in Linux 6.18's `move_pages` an `EAGAIN` (a page table entry that changed
+    /// under the move: the kernel's swap taking the page) stays set while the retry moves
+    /// the page, which is then not counted, and the next pass stops at the page it finds
+    /// already moved (a new user's trial: 29 pages moved and 28 counted, the 29th then freed
+    /// with the scratch mapping as a page the program had dropped). The scratch mapping was
+    /// empty, so what its table holds (present, or in the kernel's swap) came from the move.
+    /// Where the table cannot be read (no `/proc/self/pagemap`: `Pte::Unknown`), the kernel
+    /// is asked page by page by moving the page back ([`Batch::move_back_probe`]).
     fn moved_uncounted(&self, (i, j): (usize, usize), moved: &mut [bool; BATCH]) {
         let Some(scratch) = &self.scratch else { return };
-        let mut ptes = [Pte::None; BATCH];
-        if scratch
-            .page_table(i * PAGE_SIZE, j - i, &mut ptes[i..j])
-            .is_err()
-        {
-            return;
-        }
+        let mut ptes = [Pte::Unknown; BATCH];
+        let _ = scratch.page_table(i * PAGE_SIZE, j - i, &mut ptes[i..j]);
         for k in i..j {
-            if matches!(ptes[k], Pte::Present | Pte::Swapped) {
-                moved[k] = true;
+            moved[k] = match ptes[k] {
+                Pte::Present | Pte::Swapped => true,
+                Pte::None => false,
+                Pte::Unknown => !self.move_back_probe(k),
+            };
+        }
+    }
+
+    /// For [`Batch::moved_uncounted`] without a page table: moves page `k` from the scratch
+    /// mapping back into the region, and says whether it is in the region now (moved back,
+    /// or found there: `EEXIST`; the page is held, so nothing else fills its place) or was
+    /// never out (`ENOENT`: no page at its place in the scratch mapping). Retried while the
+    /// kernel says `EAGAIN`; where it refuses otherwise (the program's `mprotect` of the
+    /// region meanwhile), the page is in the scratch mapping where `mincore` finds it
+    /// there, else taken as never out (a read of a scratch page not there would wait for
+    /// good).
+    fn move_back_probe(&self, k: usize) -> bool {
+        let Some(scratch) = &self.scratch else {
+            return true;
+        };
+        let (dst, src) = (
+            self.region.addr() + self.offset(k),
+            scratch.addr() + k * PAGE_SIZE,
+        );
+        loop {
+            let (done, err) = self.shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
+            match err.and_then(|e| e.raw_os_error()) {
+                _ if done == PAGE_SIZE => return true,
+                Some(libc::EEXIST | libc::ENOENT) => return true,
+                Some(libc::EAGAIN) => std::thread::yield_now(),
+                _ => return !scratch.mapped(k * PAGE_SIZE),
             }
         }
     }
@@ -106,7 +132,13 @@ impl Batch<'_> {
                     break false;
                 }
                 let (done, err) = shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
-                if done == PAGE_SIZE || self.moved_back_uncounted(i) {
+                // `EEXIST`: the page is in the region already, moved back by this move
+                // uncounted (see `moved_uncounted`): it is held, so nothing else fills its
+                // place.
+                let there = err
+                    .as_ref()
+                    .is_some_and(|e| e.raw_os_error() == Some(libc::EEXIST));
+                if done == PAGE_SIZE || there || self.moved_back_uncounted(i) {
                     break true;
                 }
                 let eagain = |e: &io::Error| e.raw_os_error() == Some(libc::EAGAIN);

@@ -105,17 +105,30 @@ impl Mover {
         let mut last = None;
         for (&(offset, len), d) in runs.iter().zip(done.iter_mut()) {
             let (dst, src) = (scratch.addr() + at, base + offset);
-            let (mut moved, mut err) = self.uffd.move_pages(dst, src, len);
-            // A page changing under the move (`EAGAIN`): once more for the rest.
-            if err
-                .as_ref()
-                .is_some_and(|e| e.raw_os_error() == Some(libc::EAGAIN))
-            {
-                let (more, again) = self.uffd.move_pages(dst + moved, src + moved, len - moved);
-                moved += more;
-                err = again;
+            // Page by page past what stops a move: not `UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES`,
+            // with which Linux 6.18's `move_pages` can loop for good in the kernel (an
+            // `EAGAIN` left set while it steps over holes, a reviewer's probe: see
+            // `Batch::moved_uncounted` in `pageout/moves.rs` for the same `EAGAIN`).
+            let (mut moved, mut err, mut again) = (0, None, 0);
+            while moved < len {
+                let (m, e) = self
+                    .uffd
+                    .move_pages_exact(dst + moved, src + moved, len - moved);
+                moved += m;
+                let Some(e) = e else { break };
+                match e.raw_os_error() {
+                    // A hole (nothing to drop), or the page moved already, uncounted: the
+                    // scratch mapping was empty.
+                    Some(libc::ENOENT | libc::EEXIST) if moved < len => moved += PAGE_SIZE,
+                    // A page changing under the move: once more.
+                    Some(libc::EAGAIN) if again < 1 => again += 1,
+                    _ => {
+                        err = Some(e);
+                        break;
+                    }
+                }
             }
-            *d = moved;
+            *d = moved.min(len);
             at += len;
             if err.is_some() {
                 last = err;

@@ -42,7 +42,7 @@ fn refused(source: io::Error) -> Error {
 pub struct Uffd {
     fd: OwnedFd,
     /// Whether the API was agreed with `UFFD_FEATURE_MOVE` (Linux 6.8): pages moved into
-    /// its ranges with [`Uffd::move_pages`].
+    /// its ranges with [`Uffd::move_pages_exact`].
     moves: bool,
 }
 
@@ -131,43 +131,30 @@ impl Uffd {
         })
     }
 
-    /// Whether pages can be moved into this userfaultfd's ranges ([`Uffd::move_pages`]).
+    /// Whether pages can be moved into this userfaultfd's ranges ([`Uffd::move_pages_exact`]).
     pub fn moves(&self) -> bool {
         self.moves
     }
 
     /// Moves the pages of `[src, src + len)` to `[dst, dst + len)` (registered with this
-    /// userfaultfd, its page table entries empty), skipping pages not mapped at `src`:
-    /// how many bytes from the start were moved or skipped, and the error that stopped it
-    /// short (`EBUSY`: a page pinned or shared; `EINVAL`: mappings that differ, the
-    /// program's `mprotect` or `mlock`; `EAGAIN`: a page changing meanwhile).
-    pub fn move_pages(&self, dst: usize, src: usize, len: usize) -> (usize, Option<io::Error>) {
-        self.move_with(dst, src, len, UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES)
-    }
-
-    /// [`Uffd::move_pages`] that stops at the first page not mapped at `src` (`ENOENT`):
-    /// how many bytes from the start were moved, each a page that is at `dst` now.
+    /// userfaultfd, its page table entries empty), stopping at the first page not mapped
+    /// at `src` (`ENOENT`): how many bytes from the start the kernel counts as moved, and
+    /// the error that stopped it short (`EBUSY`: a page pinned or shared; `EINVAL`:
+    /// mappings that differ, the program's `mprotect` or `mlock`; `EAGAIN`: a page
+    /// changing meanwhile; `EEXIST`: a page at `dst`). After an error the count can be
+    /// short of what moved (Linux 6.18: `Batch::moved_uncounted` in `pageout/moves.rs`).
+    /// No `UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES`: with it the same kernel can loop for good.
     pub fn move_pages_exact(
         &self,
         dst: usize,
         src: usize,
         len: usize,
     ) -> (usize, Option<io::Error>) {
-        self.move_with(dst, src, len, 0)
-    }
-
-    fn move_with(
-        &self,
-        dst: usize,
-        src: usize,
-        len: usize,
-        mode: u64,
-    ) -> (usize, Option<io::Error>) {
         let mut mv = UffdioMove {
             dst: dst as u64,
             src: src as u64,
             len: len as u64,
-            mode: UFFDIO_MOVE_MODE_DONTWAKE | mode,
+            mode: UFFDIO_MOVE_MODE_DONTWAKE,
             moved: 0,
         };
         match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {

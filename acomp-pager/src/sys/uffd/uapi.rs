@@ -48,7 +48,6 @@ pub(super) const UFFDIO_ZEROPAGE_MODE_DONTWAKE: u64 = 1;
 pub(super) const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1;
 pub(super) const UFFDIO_WRITEPROTECT_MODE_DONTWAKE: u64 = 2;
 pub(super) const UFFDIO_MOVE_MODE_DONTWAKE: u64 = 1;
-pub(super) const UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES: u64 = 2;
 
 /// The event of a page fault.
 pub const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
