@@ -104,7 +104,13 @@ impl Builder {
     ///   never touches a region's pages while holding one: the tier's calls must not be given a region's memory as their buffers (a store
     ///   from a region page would fault inside the tier). Every other signal is held off
     ///   while it runs, and the pager's threads block the signals sent to the process, so a
-    ///   signal handler of the program's may touch a region. A thread that blocks SIGBUS
+    ///   signal handler of the program's may touch a region, but for one case, a known bug:
+    ///   a handler that interrupts a thread inside the allocator (its lock held) and
+    ///   touches a page that a page-out holds, while that page-out allocates (the tier's
+    ///   store), deadlocks, each waiting for the other. A page-out of a faulting thread
+    ///   under [`Builder::direct_reclaim`] (the default) makes it likely under a fast timer
+    ///   whose handler reads a region (seen in 1 of 4 test runs on a loaded machine); a
+    ///   handler that touches no region, or only pages in memory, is safe. A thread that blocks SIGBUS
     ///   itself (a `sigwait` thread) must not touch a page not in memory: the kernel kills
     ///   a process whose thread faults with SIGBUS blocked. The handler runs on the
     ///   faulting thread's stack and takes about 8 KiB of it (a page's buffer and the
@@ -177,10 +183,14 @@ impl Builder {
     ///
     /// What it costs: the batch is compressed and stored in the SIGBUS handler, where the
     /// tier may allocate (its index and entries grow, a store at its budget writes back).
-    /// A signal handler that allocates deadlocks only where the interrupted code holds the
-    /// allocator's lock, which a fault on a region page means the allocator itself touched
-    /// the region: a program whose global allocator keeps its heap in a region turns this
-    /// off (faults over the limit then wait for the reclaim thread, allocating nothing).
+    /// A signal handler that allocates deadlocks where the interrupted code holds the
+    /// allocator's lock: where a fault on a region page means the allocator itself touched
+    /// the region (a program whose global allocator keeps its heap in a region turns this
+    /// off: faults over the limit then wait for the reclaim thread, allocating nothing), and
+    /// where another thread, interrupted inside the allocator by a handler of the program's
+    /// that touches a page of the batch, waits for the batch while holding the lock the
+    /// batch needs (a known bug: see [`Builder::signal_faults`]; turning this off makes it
+    /// rarer, as the reclaim thread's page-outs allocate too).
     /// Without `signal_faults` it changes nothing: the handler threads leave reclaim to
     /// the reclaim thread.
     pub fn direct_reclaim(mut self, on: bool) -> Self {

@@ -255,7 +255,14 @@ pub struct Ended {
 pub fn run_child(test: &str, role: &str, secs: u64) -> Ended {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        // `--include-ignored`: an ignored test run with `--ignored` runs its child too.
+        .args([
+            test,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
         .env(CHILD, role)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
