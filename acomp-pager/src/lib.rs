@@ -193,6 +193,7 @@
 // The modules in layers, each using only modules of the layers above it, so that no two use
 // each other, directly or through others (ARCHITECTURE.md describes each):
 //
+//   hooks                                (feature test-hooks) kernels' quirks, forced
 //   error                                the pager's error
 //   sys (sys/uffd, sys/mapping, zeroed), state   the kernel's interfaces; a page's state
 //   stats                                the counters
@@ -209,6 +210,9 @@ mod around;
 mod error;
 mod events;
 mod fault;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod hooks;
 mod lru;
 mod pageout;
 mod pager;

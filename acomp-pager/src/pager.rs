@@ -338,6 +338,16 @@ impl Pager {
         self.owner.shared.counters.snapshot()
     }
 
+    /// Whether the pager's page-outs move pages (`UFFDIO_MOVE`, Linux 6.8 and later), so
+    /// that `hooks::short_moves` has moves to shorten. Not for users: built with the
+    /// `test-hooks` feature only.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn moves_pages(&self) -> bool {
+        let shared = &self.owner.shared;
+        shared.mover.is_some() && shared.uffd.moves()
+    }
+
     /// The tier under the pager.
     pub fn tier(&self) -> &Arc<Zswap> {
         &self.owner.shared.tier

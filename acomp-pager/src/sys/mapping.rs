@@ -46,6 +46,10 @@ const PM_SWAP: u64 = 1 << 62;
 /// file is opened once per process: an open file stays bound to the process that opened
 /// it, so a forked child (which may build a pager of its own) opens its own.
 fn read_pagemap(raw: &mut [u8], at: u64) -> bool {
+    #[cfg(feature = "test-hooks")]
+    if crate::hooks::pagemap_unreadable() {
+        return false;
+    }
     static PAGEMAP: Mutex<Option<(u32, File)>> = Mutex::new(None);
     let pid = super::pid();
     let mut cached = PAGEMAP.lock();

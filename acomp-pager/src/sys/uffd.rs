@@ -158,6 +158,11 @@ impl Uffd {
             moved: 0,
         };
         match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {
+            #[cfg(feature = "test-hooks")]
+            Ok(()) if crate::hooks::shortening() => {
+                let (counted, errno) = crate::hooks::shorten(len);
+                (counted, Some(io::Error::from_raw_os_error(errno)))
+            }
             Ok(()) => (len, None),
             Err(e) => (mv.moved.max(0) as usize, Some(e)),
         }

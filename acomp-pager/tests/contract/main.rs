@@ -24,6 +24,7 @@ mod reclaim;
 mod remove;
 mod round_trip;
 mod shared_tier;
+mod short_moves;
 mod sigbus;
 mod signal_faults;
 mod sparse;

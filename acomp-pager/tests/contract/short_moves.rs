@@ -1,0 +1,189 @@
+//! A move that counts short loses no page. Linux 6.18's `UFFDIO_MOVE` can move pages and
+//! leave them out of the count it returns (an `EAGAIN` left set while its retry moves the
+//! page, then `EEXIST` on the page it finds moved), which `system_swap`'s race with the
+//! kernel's swap meets now and then, and only on that kernel. Here the crate's test hook
+//! (`hooks::short_moves`) reports every move the test's own thread makes one page short,
+//! `EAGAIN` and `EEXIST` in turn, on any kernel: the page-out's move out, its put-back of
+//! pages the tier refused, and its drop of pages stored. Each with `/proc/self/pagemap`
+//! readable, and unreadable (`hooks::unreadable_page_tables`: the tables answer from
+//! `mincore`, which knows a resident page only).
+//!
+//! Planted, each fails: the move out's check of the scratch mapping's table taken away
+//! (the move-out and put-back tests: pages lost as zeros); the put-back's `EEXIST` and
+//! table checks taken away (the put-back tests hang, reading a scratch page that is not
+//! there, and the watchdog aborts). The drop's own stepping over a page moved uncounted
+//! taken away, the drop tests still pass: its check of the region's table after a run not
+//! moved whole drops what is left, so that they hold the outcome, not that path.
+
+use acomp_pager::{Error, PAGE_SIZE, Pager, hooks};
+
+use crate::common::{self, Mem, page};
+
+/// Pages of each test: 8 batches, all paged out on the calling thread (no helper threads
+/// under 16 batches), so that the hook, which is the thread's, sees every move.
+const PAGES: usize = 256;
+
+/// Runs `f` with moves counting short on this thread, and page tables unreadable where
+/// `unreadable`; both off after, also on a panic. Asserts that some move was shortened.
+fn with_short_moves<T>(unreadable: bool, f: impl FnOnce() -> T) -> T {
+    struct Off;
+    impl Drop for Off {
+        fn drop(&mut self) {
+            hooks::short_moves(false);
+            hooks::unreadable_page_tables(false);
+        }
+    }
+    let before = hooks::moves_shortened();
+    let _off = Off;
+    hooks::short_moves(true);
+    hooks::unreadable_page_tables(unreadable);
+    let r = f();
+    assert!(
+        hooks::moves_shortened() > before,
+        "no move was made to count short: the test tests nothing"
+    );
+    r
+}
+
+/// Asserts that every page of `mem` reads `page(p, 1)`.
+fn check_all(mem: &Mem, what: &str) {
+    for p in 0..mem.pages {
+        mem.check(p, &page(p, 1), what);
+    }
+}
+
+/// The pager over a tier with `budget` bytes, where the kernel moves pages (the tests
+/// need `UFFDIO_MOVE`); `None` (the test returns) where it does not or userfaultfd is
+/// refused.
+fn pager_that_moves(budget: u64) -> Option<Pager> {
+    let pager = common::pager(common::tier_of(budget))?;
+    if !pager.moves_pages() {
+        eprintln!("SKIPPED: the kernel has no UFFDIO_MOVE");
+        return None;
+    }
+    Some(pager)
+}
+
+fn pages_moved_out_uncounted_are_stored(unreadable: bool) {
+    let Some(pager) = pager_that_moves(64 << 20) else {
+        return;
+    };
+    let (region, mem) = common::written(&pager, PAGES);
+    let moved = with_short_moves(unreadable, || region.page_out(0, region.len()).unwrap());
+    let s = pager.stats();
+    assert_eq!(moved, PAGES, "{s:?}");
+    assert_eq!(
+        (
+            s.paged_out_pages,
+            s.resident_pages,
+            s.swap_outs,
+            s.zero_swap_outs
+        ),
+        (PAGES as u64, 0, PAGES as u64, 0),
+        "paged out, resident, swap-outs, zero swap-outs: {s:?}"
+    );
+    assert_eq!(pager.tier().stats().stored_pages, PAGES as u64);
+    check_all(&mem, "paged out by moves that counted short");
+    assert_eq!(pager.stats().swap_ins, PAGES as u64);
+}
+
+#[test]
+fn pages_moved_out_uncounted_are_stored_not_dropped() {
+    let _w = common::watchdog("short moves out", 120);
+    pages_moved_out_uncounted_are_stored(false);
+}
+
+#[test]
+fn pages_moved_out_uncounted_are_stored_not_dropped_without_a_readable_page_table() {
+    let _w = common::watchdog("short moves out, no pagemap", 120);
+    pages_moved_out_uncounted_are_stored(true);
+}
+
+fn pages_put_back_uncounted_are_back(unreadable: bool) {
+    // A pool of one page: the tier refuses every page (`PoolFull`), and the page-out puts
+    // the first batch's pages, moved out, back into the region.
+    let Some(pager) = pager_that_moves(PAGE_SIZE as u64) else {
+        return;
+    };
+    let (region, mem) = common::written(&pager, PAGES);
+    let faults = pager.stats().faults;
+    let r = with_short_moves(unreadable, || region.page_out(0, region.len()));
+    assert!(
+        matches!(r, Err(Error::TierRefused { .. })),
+        "a tier of one page took the pages: {r:?}"
+    );
+    let s = pager.stats();
+    assert_eq!(
+        (
+            s.resident_pages,
+            s.paged_out_pages,
+            s.swap_outs,
+            s.zero_swap_outs
+        ),
+        (PAGES as u64, 0, 0, 0),
+        "resident, paged out, swap-outs, zero swap-outs: {s:?}"
+    );
+    check_all(&mem, "put back by moves that counted short");
+    let s = pager.stats();
+    assert_eq!(
+        (s.faults - faults, s.swap_ins),
+        (0, 0),
+        "a page put back faulted: {s:?}"
+    );
+}
+
+#[test]
+fn pages_put_back_uncounted_are_back_in_the_region() {
+    let _w = common::watchdog("short moves back", 120);
+    pages_put_back_uncounted_are_back(false);
+}
+
+#[test]
+fn pages_put_back_uncounted_are_back_in_the_region_without_a_readable_page_table() {
+    let _w = common::watchdog("short moves back, no pagemap", 120);
+    pages_put_back_uncounted_are_back(true);
+}
+
+fn clean_pages_dropped_uncounted_leave_memory(unreadable: bool) {
+    let Some(pager) = pager_that_moves(64 << 20) else {
+        return;
+    };
+    let (region, mem) = common::written(&pager, PAGES);
+    assert_eq!(region.page_out(0, region.len()).unwrap(), PAGES);
+    // Read back: each keeps its copy, so the next page-out drops it without a store, by
+    // the drop's moves (not moved out first: a clean page is write-protected in place).
+    check_all(&mem, "read back");
+    assert_eq!(pager.stats().clean_pages, PAGES as u64);
+    let moved = with_short_moves(unreadable, || region.page_out(0, region.len()).unwrap());
+    let s = pager.stats();
+    assert_eq!(moved, PAGES, "{s:?}");
+    assert_eq!(
+        (
+            s.paged_out_pages,
+            s.resident_pages,
+            s.clean_swap_outs,
+            s.zero_swap_outs
+        ),
+        (PAGES as u64, 0, PAGES as u64, 0),
+        "paged out, resident, clean swap-outs, zero swap-outs: {s:?}"
+    );
+    check_all(&mem, "dropped by moves that counted short");
+    let s = pager.stats();
+    assert_eq!(
+        (s.swap_ins, s.resident_pages, s.paged_out_pages),
+        (2 * PAGES as u64, PAGES as u64, 0),
+        "each page swapped back in from its copy: {s:?}"
+    );
+}
+
+#[test]
+fn clean_pages_dropped_by_moves_that_count_short_leave_memory() {
+    let _w = common::watchdog("short drops", 120);
+    clean_pages_dropped_uncounted_leave_memory(false);
+}
+
+#[test]
+fn clean_pages_dropped_by_moves_that_count_short_leave_memory_without_a_readable_page_table() {
+    let _w = common::watchdog("short drops, no pagemap", 120);
+    clean_pages_dropped_uncounted_leave_memory(true);
+}
