@@ -128,7 +128,9 @@ impl Mover {
                     }
                 }
             }
-            *d = moved.min(len);
+            // At most `len`: each step adds at most what is left.
+            debug_assert!(moved <= len);
+            *d = moved;
             at += len;
             if err.is_some() {
                 last = err;
