@@ -5,7 +5,9 @@
 //! - `scale/n/acomp/compress` and `scale/n/tier/store`: the same pages, compressed by acomp's
 //!   own call into one buffer, and stored by the tier at random offsets of the `n` it holds
 //!   (each replacing the page there: the pool stays at `n` pages), one by one and in
-//!   batches of `STORE_BATCH` (`tier/store_batch`);
+//!   batches of `STORE_BATCH` (`tier/store_batch`), and at offsets that hold no page
+//!   (`tier/store_fresh`: invalidated before each iteration, untimed), a store that frees
+//!   no old entry;
 //! - `scale/n/acomp/decompress` and `scale/n/tier/load`: acomp's own decompression of those
 //!   pages' frames (one allocation each, `PER_ITER` of them: they sit in the cache, as the
 //!   tier's objects do not), and the tier's loads of random offsets;
@@ -13,6 +15,10 @@
 //!   offsets as `tier/load`'s, in the same order, out of one buffer that holds the frames of
 //!   all `n` pages back to back (as large as the pool): the floor of a load whose bytes are
 //!   not in the caches, which `tier/load`'s are not either;
+//! - `scale/n/acomp/decompress_cold_2`: the same, each frame's place found through a table
+//!   of 8 bytes an offset first (a random permutation of the offsets): the floor of a load
+//!   that takes two dependent lookups, each a miss, before its frame, where
+//!   `decompress_cold` takes one (its table of the frames' places);
 //! - `scale/n/tier/invalidate`: invalidating `PER_ITER` random offsets (stored again between
 //!   iterations, untimed).
 //!
@@ -237,6 +243,14 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
         .map(|&o| cold[starts[o as usize]..starts[o as usize + 1]].to_vec())
         .collect();
 
+    // A slot table as large as the index's leaves (8 bytes an offset), each slot naming
+    // another offset (a random permutation): the floor of a load that reaches its frame's
+    // place through one more lookup, itself a miss, whose address is the value of the
+    // first, as the tier's index leaf names the entry that holds the object's place.
+    let mut slots: Vec<u64> = (0..n).collect();
+    for i in (1..slots.len()).rev() {
+        slots.swap(i, rng.random_range(0..=i));
+    }
     let mut g = c.benchmark_group(format!("scale/2^{log2}"));
     g.throughput(Throughput::Elements(PER_ITER as u64));
     g.bench_function("acomp/compress", |b| {
@@ -269,6 +283,30 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             }
         })
     });
+    // The same pages stored at offsets that hold none (a permutation's first `PER_ITER`:
+    // distinct, at random), invalidated before each iteration, untimed: a store into a
+    // free slot, as a swap layer's stores are, that frees no old entry. Its leaves and
+    // slots are as warm as `tier/store`'s, whose offsets are the same each iteration.
+    let fresh: Vec<(u64, &Page)> = slots[..PER_ITER]
+        .iter()
+        .copied()
+        .zip(pages.iter().map(|q| &**q))
+        .collect();
+    g.bench_function("tier/store_fresh", |b| {
+        b.iter_batched(
+            || {
+                for &(o, _) in &fresh {
+                    z.invalidate(o);
+                }
+            },
+            |()| {
+                for &(o, q) in &fresh {
+                    z.store(o, q).expect("no budget");
+                }
+            },
+            BatchSize::PerIteration,
+        )
+    });
     let mut out = [0u8; PAGE_SIZE];
     g.bench_function("acomp/decompress", |b| {
         b.iter(|| {
@@ -287,6 +325,16 @@ fn scale(c: &mut Criterion, base: &[Box<Page>], log2: u32) {
             }
         })
     });
+    let mut at = 0;
+    g.bench_function("acomp/decompress_cold_2", |b| {
+        b.iter(|| {
+            for _ in 0..PER_ITER {
+                let o = slots[next_offset(&mut at, n) as usize] as usize;
+                decode(&tfm, &cold[starts[o]..starts[o + 1]], &mut out);
+            }
+        })
+    });
+    drop(slots);
     let mut at = 0;
     g.bench_function("tier/load", |b| {
         b.iter(|| {
