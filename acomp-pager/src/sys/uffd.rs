@@ -157,11 +157,24 @@ impl Uffd {
             mode: UFFDIO_MOVE_MODE_DONTWAKE,
             moved: 0,
         };
+        // The test hook's short move: the first `k + m` pages moved, `k` counted.
+        #[cfg(feature = "test-hooks")]
+        let mut short = None;
+        #[cfg(feature = "test-hooks")]
+        if crate::hooks::shortening() && len >= crate::PAGE_SIZE {
+            let (k, m) = crate::hooks::short_shape(len / crate::PAGE_SIZE);
+            mv.len = ((k + m) * crate::PAGE_SIZE) as u64;
+            short = Some(k);
+        }
         match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {
             #[cfg(feature = "test-hooks")]
-            Ok(()) if crate::hooks::shortening() => {
-                let (counted, errno) = crate::hooks::shorten(len);
-                (counted, Some(io::Error::from_raw_os_error(errno)))
+            Ok(()) if short.is_some() => {
+                let k = short.unwrap_or(0);
+                let errno = crate::hooks::short_errno(k);
+                (
+                    k * crate::PAGE_SIZE,
+                    Some(io::Error::from_raw_os_error(errno)),
+                )
             }
             Ok(()) => (len, None),
             Err(e) => (mv.moved.max(0) as usize, Some(e)),
