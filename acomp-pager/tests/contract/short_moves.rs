@@ -6,18 +6,19 @@
 //! on any kernel with `UFFDIO_MOVE` (6.8 and later; before it the tests print `SKIPPED`):
 //! some pages moved and counted, then some moved uncounted, then the rest not moved, the
 //! three shapes of `hooks.rs` in turn; through the page-out's move out, its put-back of
-//! pages the tier refused, and its drop of pages stored. Each with `/proc/self/pagemap`
-//! readable, and unreadable (`hooks::unreadable_page_tables`: the tables answer from
-//! `mincore`, and a page `mincore` does not find is asked for by moving it back).
+//! pages the tier refused, and its drop of pages stored. Each test runs with
+//! `/proc/self/pagemap` readable, then unreadable (`hooks::unreadable_page_tables`: the
+//! tables answer from `mincore`, and a page `mincore` does not find is asked for by moving
+//! it back).
 //!
 //! Planted, each by hand, fails: the move out's check of the scratch mapping's table
-//! skipped (4 of 6: pages lost as zeros); a page the scratch mapping's table says is not
-//! there taken as moved (the move-out test hangs reading it, the watchdog aborts); the
-//! move-back probe taking `EEXIST` for a page still out (the move-out test without a page
-//! table hangs); the put-back's `EEXIST` and table checks skipped (the put-back tests
-//! hang). The drop's own step over a page moved uncounted skipped, the drop tests still
-//! pass: its check of the region's table after a run not moved whole drops what is left,
-//! so that they hold the outcome, not that path.
+//! skipped (the move-out and put-back tests: pages lost as zeros); a page the scratch
+//! mapping's table says is not there taken as moved (the move-out test hangs reading it,
+//! the watchdog aborts); the move-back probe taking `EEXIST` for a page still out (the
+//! move-out test, without a page table, hangs); the put-back's `EEXIST` and table checks
+//! skipped (the put-back test hangs). The drop's own step over a page moved uncounted
+//! skipped, the drop test still passes: its check of the region's table after a run not
+//! moved whole drops what is left, so that it holds the outcome, not that path.
 
 use acomp_pager::{Error, PAGE_SIZE, Pager, hooks};
 
@@ -101,14 +102,10 @@ fn pages_moved_out_uncounted_are_stored(unreadable: bool) {
 
 #[test]
 fn pages_moved_out_uncounted_are_stored_not_dropped() {
-    let _w = common::watchdog("short moves out", 120);
-    pages_moved_out_uncounted_are_stored(false);
-}
-
-#[test]
-fn pages_moved_out_uncounted_are_stored_not_dropped_without_a_readable_page_table() {
-    let _w = common::watchdog("short moves out, no pagemap", 120);
-    pages_moved_out_uncounted_are_stored(true);
+    let _w = common::watchdog("short moves out", 240);
+    for unreadable in [false, true] {
+        pages_moved_out_uncounted_are_stored(unreadable);
+    }
 }
 
 fn pages_put_back_uncounted_are_back(unreadable: bool) {
@@ -148,14 +145,10 @@ fn pages_put_back_uncounted_are_back(unreadable: bool) {
 
 #[test]
 fn pages_put_back_uncounted_are_back_in_the_region() {
-    let _w = common::watchdog("short moves back", 120);
-    pages_put_back_uncounted_are_back(false);
-}
-
-#[test]
-fn pages_put_back_uncounted_are_back_in_the_region_without_a_readable_page_table() {
-    let _w = common::watchdog("short moves back, no pagemap", 120);
-    pages_put_back_uncounted_are_back(true);
+    let _w = common::watchdog("short moves back", 240);
+    for unreadable in [false, true] {
+        pages_put_back_uncounted_are_back(unreadable);
+    }
 }
 
 fn clean_pages_dropped_uncounted_leave_memory(unreadable: bool) {
@@ -195,12 +188,8 @@ fn clean_pages_dropped_uncounted_leave_memory(unreadable: bool) {
 
 #[test]
 fn clean_pages_dropped_by_moves_that_count_short_leave_memory() {
-    let _w = common::watchdog("short drops", 120);
-    clean_pages_dropped_uncounted_leave_memory(false);
-}
-
-#[test]
-fn clean_pages_dropped_by_moves_that_count_short_leave_memory_without_a_readable_page_table() {
-    let _w = common::watchdog("short drops, no pagemap", 120);
-    clean_pages_dropped_uncounted_leave_memory(true);
+    let _w = common::watchdog("short drops", 240);
+    for unreadable in [false, true] {
+        clean_pages_dropped_uncounted_leave_memory(unreadable);
+    }
 }
