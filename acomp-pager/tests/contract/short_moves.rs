@@ -20,7 +20,7 @@
 //! skipped, the drop test still passes: its check of the region's table after a run not
 //! moved whole drops what is left, so that it holds the outcome, not that path.
 
-use acomp_pager::{Error, PAGE_SIZE, Pager, hooks};
+use acomp_pager::{Error, PAGE_SIZE, Pager, Region, Stats, hooks};
 
 use crate::common::{self, Mem, page};
 
@@ -61,6 +61,17 @@ fn check_all(mem: &Mem, what: &str) {
     }
 }
 
+/// Pages out the whole of `region` with moves made short (at least one a batch), asserts
+/// that every page left memory, and gives the stats after.
+fn page_out_whole(pager: &Pager, region: &Region, unreadable: bool) -> Stats {
+    let moved = with_short_moves(unreadable, BATCHES, || {
+        region.page_out(0, region.len()).unwrap()
+    });
+    let s = pager.stats();
+    assert_eq!(moved, PAGES, "{s:?}");
+    s
+}
+
 /// The pager over a tier with `budget` bytes, where the kernel moves pages (the tests
 /// need `UFFDIO_MOVE`); `None` (the test returns) where it does not or userfaultfd is
 /// refused.
@@ -80,11 +91,7 @@ fn pages_moved_out_uncounted_are_stored(unreadable: bool) {
     };
     let (region, mem) = common::written(&pager, PAGES);
     // At least one move out a batch.
-    let moved = with_short_moves(unreadable, BATCHES, || {
-        region.page_out(0, region.len()).unwrap()
-    });
-    let s = pager.stats();
-    assert_eq!(moved, PAGES, "{s:?}");
+    let s = page_out_whole(&pager, &region, unreadable);
     assert_eq!(
         (
             s.paged_out_pages,
@@ -162,11 +169,7 @@ fn clean_pages_dropped_uncounted_leave_memory(unreadable: bool) {
     check_all(&mem, "read back");
     assert_eq!(pager.stats().clean_pages, PAGES as u64);
     // At least one drop's move a batch (nothing is moved out first).
-    let moved = with_short_moves(unreadable, BATCHES, || {
-        region.page_out(0, region.len()).unwrap()
-    });
-    let s = pager.stats();
-    assert_eq!(moved, PAGES, "{s:?}");
+    let s = page_out_whole(&pager, &region, unreadable);
     assert_eq!(
         (
             s.paged_out_pages,
