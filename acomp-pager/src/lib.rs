@@ -166,7 +166,9 @@
 //! [`Stats::direct_reclaimed`]), and the reclaim thread is woken only where they cannot
 //! keep under it. A memory limit is hard: its slack (a sixty-fourth) comes out of the
 //! resident pages it leaves, so faults reach the limit and no further, give or take a batch
-//! of 32 pages the reclaimer stored since it last read the pool's size. A victim the reclaimer cannot page out
+//! of 32 pages the reclaimer stored since it last read the pool's size, and a page for
+//! each further thread whose fault passed the check before the others' pages were counted
+//! (threads faulting at once). A victim the reclaimer cannot page out
 //! (the tier refuses it, it is locked or unreadable) stays in memory and goes back on its
 //! list ([`Stats::reclaim_kept`]). When it can page nothing out while over the limit (a
 //! pool too small for the limit, every victim held by the program's own page-outs or

@@ -50,7 +50,9 @@ impl Builder {
     /// The reclaim thread keeps the resident pages under what the pool leaves of it (and
     /// under [`Builder::resident_limit`] where both are set), at least 64 pages. The limit
     /// is hard: faults that would pass it wait for the reclaimer (give or take a batch of 32
-    /// pages stored since it last read the pool's size), but for those 64 pages (a pool
+    /// pages stored since it last read the pool's size, and a page for each further thread
+    /// faulting at once: each is checked before the others' pages are counted), but for
+    /// those 64 pages (a pool
     /// past the limit leaves the regions that many) and while the reclaimer is stalled
     /// (see the crate docs, "Cold pages"). Under it, a page faulted in by a
     /// read gives up its copy in the tier unless the limit has room for both (memory
