@@ -167,16 +167,17 @@ impl Uffd {
             short = Some(k);
         }
         match ioctl(self.fd.as_raw_fd(), UFFDIO_MOVE, &mut mv) {
-            #[cfg(feature = "test-hooks")]
-            Ok(()) if short.is_some() => {
-                let k = short.unwrap_or(0);
-                let errno = crate::hooks::short_errno(k);
-                (
-                    k * crate::PAGE_SIZE,
-                    Some(io::Error::from_raw_os_error(errno)),
-                )
+            Ok(()) => {
+                #[cfg(feature = "test-hooks")]
+                if let Some(k) = short {
+                    let errno = crate::hooks::short_errno(k);
+                    return (
+                        k * crate::PAGE_SIZE,
+                        Some(io::Error::from_raw_os_error(errno)),
+                    );
+                }
+                (len, None)
             }
-            Ok(()) => (len, None),
             Err(e) => (mv.moved.max(0) as usize, Some(e)),
         }
     }
