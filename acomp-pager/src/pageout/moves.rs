@@ -89,18 +89,32 @@ impl Batch<'_> {
         let Some(scratch) = &self.scratch else {
             return true;
         };
+        loop {
+            match self
+                .move_back(scratch.addr(), k)
+                .map_err(|e| e.raw_os_error())
+            {
+                Ok(()) | Err(Some(libc::ENOENT)) => return true,
+                Err(Some(libc::EAGAIN)) => std::thread::yield_now(),
+                Err(_) => return !scratch.mapped(k * PAGE_SIZE),
+            }
+        }
+    }
+
+    /// Moves page `k` from the scratch mapping at `scratch_addr` back to its place in the
+    /// region: `Ok` where it is there now, moved back or found there (`EEXIST`: a move back
+    /// the kernel did and left uncounted, as in [`Batch::moved_uncounted`]; the page is
+    /// held, so nothing else fills its place), else the kernel's error.
+    fn move_back(&self, scratch_addr: usize, k: usize) -> io::Result<()> {
         let (dst, src) = (
             self.region.addr() + self.offset(k),
-            scratch.addr() + k * PAGE_SIZE,
+            scratch_addr + k * PAGE_SIZE,
         );
-        loop {
-            let (done, err) = self.shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
-            match err.and_then(|e| e.raw_os_error()) {
-                _ if done == PAGE_SIZE => return true,
-                Some(libc::EEXIST | libc::ENOENT) => return true,
-                Some(libc::EAGAIN) => std::thread::yield_now(),
-                _ => return !scratch.mapped(k * PAGE_SIZE),
-            }
+        match self.shared.uffd.move_pages_exact(dst, src, PAGE_SIZE) {
+            (PAGE_SIZE, _) => Ok(()),
+            (_, Some(e)) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+            // A short count comes with an error: the ioctl's success moved the whole page.
+            (_, e) => Err(e.unwrap_or_else(|| io::Error::other("a short move without an error"))),
         }
     }
 
@@ -122,7 +136,7 @@ impl Batch<'_> {
                 continue;
             }
             let p = self.pages[i];
-            let (dst, src) = (region.addr() + p * PAGE_SIZE, scratch_addr + i * PAGE_SIZE);
+            let dst = region.addr() + p * PAGE_SIZE;
             let back = loop {
                 let _r = shared.map_lock.read_recursive();
                 if region.states.zapped(p) {
@@ -131,18 +145,14 @@ impl Batch<'_> {
                     self.action[i] = Action::Zero;
                     break false;
                 }
-                let (done, err) = shared.uffd.move_pages_exact(dst, src, PAGE_SIZE);
-                // `EEXIST`: the page is in the region already, moved back by this move
-                // uncounted (see `moved_uncounted`): it is held, so nothing else fills its
-                // place.
-                let there = err
-                    .as_ref()
-                    .is_some_and(|e| e.raw_os_error() == Some(libc::EEXIST));
-                if done == PAGE_SIZE || there || self.moved_back_uncounted(i) {
+                let Err(err) = self.move_back(scratch_addr, i) else {
+                    break true;
+                };
+                if self.moved_back_uncounted(i) {
                     break true;
                 }
                 let eagain = |e: &io::Error| e.raw_os_error() == Some(libc::EAGAIN);
-                if err.as_ref().is_some_and(eagain) {
+                if eagain(&err) {
                     drop(_r);
                     std::thread::yield_now();
                     continue;
