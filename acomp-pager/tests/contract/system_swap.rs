@@ -120,6 +120,26 @@ fn swap_device() -> Option<ZramSwap> {
     }
 }
 
+/// A pager built from `b`, with the machine's swap device held and a zram device of the
+/// test's own swapped on; `None` (the test returns) where either cannot be had. Kept whole
+/// while the test runs (not taken apart: its fields would drop at once), dropped in field
+/// order: the device off and removed before the pager goes, the lock last.
+struct Swapping {
+    _dev: ZramSwap,
+    pager: Pager,
+    _one: parking_lot::MutexGuard<'static, ()>,
+}
+
+fn swapping(b: acomp_pager::Builder) -> Option<Swapping> {
+    let one = SWAP_DEVICE.lock();
+    let pager = common::build(b)?;
+    Some(Swapping {
+        _dev: swap_device()?,
+        pager,
+        _one: one,
+    })
+}
+
 /// How many of `mem`'s pages `[first, first + n)` the kernel swapped out (`/proc/self/pagemap`:
 /// 8 bytes a page, bit 62 swapped, bit 63 present).
 fn swapped(mem: &Mem, first: usize, n: usize) -> usize {
@@ -182,13 +202,10 @@ fn assert_kept(mem: &Mem, s: &Stats, pages: usize, what: &str) {
 #[test]
 fn pages_the_kernel_swapped_survive_a_page_out() {
     let _w = common::watchdog("kernel swap, then page_out", 300);
-    let _one = SWAP_DEVICE.lock();
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(swap) = swapping(Pager::builder(common::tier())) else {
         return;
     };
-    let Some(_dev) = swap_device() else {
-        return;
-    };
+    let pager = &swap.pager;
     const PAGES: usize = 512;
     let region = pager.region(PAGES * PAGE_SIZE).unwrap();
     let mem = Mem::of(&region);
@@ -206,16 +223,13 @@ fn pages_the_kernel_swapped_survive_a_page_out() {
 #[test]
 fn pages_the_kernel_swapped_survive_the_reclaimer() {
     let _w = common::watchdog("kernel swap, then the reclaimer", 300);
-    let _one = SWAP_DEVICE.lock();
     const PAGES: usize = 1024;
     const LIMIT: usize = 768;
     let b = Pager::builder(common::tier()).resident_limit((LIMIT * PAGE_SIZE) as u64);
-    let Some(pager) = common::build(b) else {
+    let Some(swap) = swapping(b) else {
         return;
     };
-    let Some(_dev) = swap_device() else {
-        return;
-    };
+    let pager = &swap.pager;
     let region = pager.region(PAGES * PAGE_SIZE).unwrap();
     let mem = Mem::of(&region);
     // The first half, under the limit, swapped by the kernel; the second half written
@@ -252,13 +266,10 @@ fn pages_the_kernel_swapped_survive_the_reclaimer() {
 #[test]
 fn pages_the_kernel_swaps_during_a_page_out_survive_it() {
     let _w = common::watchdog("kernel swap during page_out", 300);
-    let _one = SWAP_DEVICE.lock();
-    let Some(pager) = common::pager(common::tier()) else {
+    let Some(swap) = swapping(Pager::builder(common::tier())) else {
         return;
     };
-    let Some(_dev) = swap_device() else {
-        return;
-    };
+    let pager = &swap.pager;
     const PAGES: usize = 12_288;
     const RUN: usize = 256;
     let region = pager.region(PAGES * PAGE_SIZE).unwrap();
