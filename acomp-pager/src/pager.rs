@@ -52,10 +52,9 @@ impl Builder {
     /// is hard: faults that would pass it wait for the reclaimer (give or take a batch of 32
     /// pages stored since it last read the pool's size, and a page for each further thread
     /// faulting at once: each is checked before the others' pages are counted), but for
-    /// those 64 pages (a pool
-    /// past the limit leaves the regions that many) and while the reclaimer is stalled
-    /// (see the crate docs, "Cold pages"). Under it, a page faulted in by a
-    /// read gives up its copy in the tier unless the limit has room for both (memory
+    /// those 64 pages (a pool past the limit leaves the regions that many) and while the
+    /// reclaimer is stalled (see the crate docs, "Cold pages"). Under it, a page faulted in
+    /// by a read gives up its copy in the tier unless the limit has room for both (memory
     /// counted once: zram frees a slot on swap-in), and so is mapped writable: its first
     /// write takes no fault. Not counted: the tier's index and the pager's per-page state
     /// (tens of bytes a page). Default: none.
