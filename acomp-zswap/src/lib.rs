@@ -30,9 +30,10 @@
 //! - A stored page loads back byte for byte until its offset is stored again or
 //!   invalidated, whether it sits in the pool or was written back. Offsets are sparse:
 //!   memory grows with the pages stored, never with the largest offset (a radix of runs of
-//!   64 offsets, as zswap's xarray, not a vector indexed by offset: 8.3 bytes an offset
-//!   where they are dense, as swap slots are, about 1 KiB a page alone in 4,096
-//!   offsets); 0, 2^40 and `u64::MAX` are offsets like any.
+//!   64 offsets, as zswap's xarray, not a vector indexed by offset: a run in use takes a
+//!   group of 64 entries of 40 bytes, so dense offsets, as swap slots are, cost their
+//!   entries and 0.2 bytes of index each, and a page alone in its run about 3.3 KiB, its
+//!   group's and its block's); 0, 2^40 and `u64::MAX` are offsets like any.
 //! - The pool never holds more than `max_pool_bytes` ([`Stats::pool_total_size`]: backing
 //!   pages counted as zsmalloc counts them; the free backing pages its arena keeps resident
 //!   for reuse, under two chunks of 2 MiB, are not counted, as the kernel's free pages are not

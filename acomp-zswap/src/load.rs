@@ -127,11 +127,10 @@ impl Zswap {
                 continue;
             }
             let kind = self.read(&state, page)?;
-            let removed = self.index.lock(offset).remove_if(offset, entry.key());
-            if removed {
-                self.release(&mut state, &entry);
-            }
-            // Else a store replaced it meanwhile (an overlapping store) and frees it.
+            // Live and held: still the offset's entry (every replacement holds its lock).
+            let gone = self.remove(&mut self.index.lock(offset), &entry, &mut state);
+            drop(state);
+            self.free(gone);
             return Ok(kind);
         }
     }

@@ -44,9 +44,9 @@ impl Zswap {
     /// marked.
     pub fn mark_idle(&self) {
         for shard in self.index.shards() {
-            for (offset, key) in shard.lock().iter() {
+            for (offset, slot) in shard.lock().iter() {
                 // Under the shard's lock: the slot is the offset's entry.
-                self.entries.get(key, offset).marks.set(Mark::Idle);
+                self.entries.at(slot, offset).marks.set(Mark::Idle);
             }
         }
     }
@@ -112,7 +112,7 @@ impl Zswap {
             let picked: Vec<EntryRef<'_>> = shard
                 .lock()
                 .iter()
-                .map(|(offset, key)| self.entries.get(key, offset))
+                .map(|(offset, slot)| self.entries.at(slot, offset))
                 .filter(|e| {
                     // Clean copies are the first to be dropped: not worth the CPU.
                     e.marks.get(Mark::Idle)

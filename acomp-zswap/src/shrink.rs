@@ -179,15 +179,10 @@ impl Zswap {
         }
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_dropping_clean(entry.offset);
-        let removed = self
-            .index
-            .lock(entry.offset)
-            .remove_if(entry.offset, entry.key());
-        if !removed {
-            // Replaced or invalidated meanwhile: whoever did it frees it.
-            return false;
-        }
-        self.release(&mut state, entry);
+        // Live and held: still the offset's entry (every replacement holds its lock).
+        let gone = self.remove(&mut self.index.lock(entry.offset), entry, &mut state);
+        drop(state);
+        self.free(gone);
         inc(&self.counters.clean_dropped);
         true
     }

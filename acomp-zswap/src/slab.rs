@@ -1,19 +1,26 @@
 //! The entries' slab (zswap's `zswap_entry_cache`): every entry is a slot of one table that
-//! grows without moving what it holds (`slab/slots.rs`), reached by its slot number; a freed slot
-//! is reused by a later store, so that an entry costs no allocation of its own and the
-//! index holds 8 bytes per offset (slot and generation), not a pointer to a reference count.
+//! grows without moving what it holds (`slab/slots.rs`), reached by its slot number. Slots
+//! are given out in groups of 64 ([`GROUP`]), one group to each run of 64 offsets of the
+//! index (`index.rs`), offset `i` of the run in slot `i` of its group: the index finds an
+//! offset's entry from its run's group, 4 bytes a run, not from a key of its own, so that a
+//! lookup reads the entry and nothing else out of memory (the runs' groups stay in the
+//! caches), and an entry costs no allocation of its own. A store over an offset in use
+//! replaces its entry in the same slot ([`Slab::replace`]); a run whose last offset leaves
+//! gives its group back, and a later run reuses it.
 //!
-//! A slot freed and reused while another thread still holds its old handle (a load between
-//! its lookup and its lock, a shrinker with entries it took out of the LRU) is told apart by
-//! the slot's generation, bumped when the slot is freed under both its lock held for writing
-//! and the lists' lock: a handle ([`EntryRef`]) checks it under the slot's lock and, where it
-//! is not its own, sees the entry dead ([`State::Dead`]), as the kernel's
-//! `SLAB_TYPESAFE_BY_RCU` readers check that the object is still the one they looked up. The
-//! LRU's operations check it under the lists' lock, so that an old handle never puts a slot
-//! back into a list.
+//! A slot whose entry ended (replaced, invalidated, its group reused) while another thread
+//! still holds a handle on it (a load between its lookup and its lock, a shrinker with
+//! entries it took out of the LRU) is told apart by the slot's generation, moved on whenever
+//! its entry ends, under its lock held for writing, the index's lock of its offset and the
+//! lists' lock: a handle ([`EntryRef`]) checks it under the slot's lock and, where it is not
+//! its own, sees the entry dead ([`State::Dead`]), as the kernel's `SLAB_TYPESAFE_BY_RCU`
+//! readers check that the object is still the one they looked up. The LRU's operations
+//! check it under the lists' lock, so that an old handle never puts a slot back into a list.
+//! A handle is made under the index's lock (`Zswap::lookup`), which every change of an
+//! offset's entry holds, so that its generation is the live entry's.
 //!
-//! The lists (`slab/lru.rs`: LRU, clean copies, free slots) share one lock: freeing a slot takes
-//! it out of its list and onto the free stack in one hold.
+//! The lists (`slab/lru.rs`: LRU, clean copies, free groups) share one lock: ending an entry
+//! takes it out of its list and moves its generation on in one hold.
 //!
 //! The rule of the entries' locks: **a thread that holds an entry's lock never waits for
 //! another entry's lock**; it may only try it (`try_read`, `try_write`) and do without where
@@ -34,6 +41,17 @@ mod lru;
 mod slots;
 
 pub(crate) use entry::{AS_IS, Entry, Folio, FrameTag, Mark, State};
+
+/// Slots a group holds: one run of the index's offsets (`index.rs`'s `FANOUT`, which
+/// `tier.rs` checks is the same), offset `i` of the run in slot `i` of its group.
+pub(crate) const GROUP: usize = 64;
+
+/// What an entry held when [`Slab::replace`] or [`Slab::kill`] ended it, for the tier to
+/// free and count out: its state, and whether it was a clean copy.
+pub(crate) struct Gone {
+    pub(crate) state: State,
+    pub(crate) clean: bool,
+}
 
 /// What an old handle's guard shows: the entry is gone.
 static DEAD: State = State::Dead;
@@ -64,7 +82,8 @@ impl Deref for EntryRef<'_> {
 }
 
 impl<'a> EntryRef<'a> {
-    /// What the index keeps: slot and generation.
+    /// Slot and generation, in one word (for tests that compare handles).
+    #[cfg(test)]
     pub(crate) fn key(&self) -> u64 {
         u64::from(self.generation) << 32 | u64::from(self.slot)
     }
@@ -184,47 +203,11 @@ impl Slab {
             .collect()
     }
 
-    /// The entry the index keeps as `key` for `offset`.
-    pub(crate) fn get(&self, key: u64, offset: u64) -> EntryRef<'_> {
-        let slot = key as u32;
-        EntryRef {
-            entry: self.slots.get(slot),
-            slot,
-            generation: (key >> 32) as u32,
-            offset,
-        }
-    }
-
-    /// A new entry of `offset` holding `state`, in a free slot or a new one; in no list.
-    pub(crate) fn alloc(&self, offset: u64, state: State) -> EntryRef<'_> {
-        let slot = self.lists.lock().take(&self.slots);
-        self.fill(slot, offset, state)
-    }
-
-    /// [`Slab::alloc`] for each of `items`, the free slots taken under one hold of the lock.
-    pub(crate) fn alloc_all(&self, items: Vec<(u64, State)>) -> Vec<EntryRef<'_>> {
-        let slots: Vec<Option<u32>> = {
-            let mut lists = self.lists.lock();
-            items.iter().map(|_| lists.take(&self.slots)).collect()
-        };
-        items
-            .into_iter()
-            .zip(slots)
-            .map(|((offset, state), slot)| self.fill(slot, offset, state))
-            .collect()
-    }
-
-    /// Makes `slot` (from `Lists::take`) the entry of `offset` holding `state`.
-    fn fill(&self, slot: Option<u32>, offset: u64, state: State) -> EntryRef<'_> {
-        // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
-        let slot = slot.expect("fewer than 2^32 entries");
+    /// The entry in `slot` as it is now, for `offset`: the caller holds the index's lock of
+    /// `offset`, whose slot it is, so that the generation read is the live entry's (every
+    /// change of it is made under that lock, [`Slab::replace`] and [`Slab::kill`]).
+    pub(crate) fn at(&self, slot: u32, offset: u64) -> EntryRef<'_> {
         let entry = self.slots.get(slot);
-        // An old handle of a reused slot may hold the lock for a moment (and see its entry
-        // dead).
-        let mut guard = entry.lock.write();
-        *guard = state;
-        entry.reset();
-        drop(guard);
         EntryRef {
             entry,
             slot,
@@ -233,16 +216,67 @@ impl Slab {
         }
     }
 
-    /// Frees `e`'s slot, whose state the caller holds for writing and has made dead: its
-    /// generation moves on (its handles see it dead), it leaves its list and is reused.
-    pub(crate) fn retire(&self, e: &EntryRef<'_>) {
+    /// A group of [`GROUP`] free slots for a run of the index: its first slot (a multiple of
+    /// [`GROUP`]). Every slot of it holds [`State::Dead`] and is in no list.
+    pub(crate) fn take_group(&self) -> u32 {
+        // 2^32 entries would be 16 TiB of pages: beyond any pool and device.
+        self.lists
+            .lock()
+            .take_group(&self.slots)
+            .expect("fewer than 2^32 entries")
+    }
+
+    /// Gives back the group whose first slot is `first`, every slot of it dead (its run's
+    /// last offset left the index).
+    pub(crate) fn free_group(&self, first: u32) {
+        self.lists.lock().free_group(first);
+    }
+
+    /// Waits until no one holds `slot`'s lock (a store or removal that found it busy under
+    /// the index's lock, which it must not wait under).
+    pub(crate) fn wait(&self, slot: u32) {
+        drop(self.slots.get(slot).lock.write());
+    }
+
+    /// Makes `e`'s slot, live and held for writing in `w`, the entry of its offset holding
+    /// `state`: its marks clear, at the hot end of the LRU where `in_pool`, else in no list.
+    /// The generation moves on, so that handles of what it held see that dead. Returns what
+    /// it held ([`State::Dead`] in a slot not in use) and a handle on the new entry. The
+    /// caller holds the index's lock of the offset.
+    pub(crate) fn replace<'a>(
+        &'a self,
+        e: &EntryRef<'a>,
+        w: &mut Write<'a>,
+        state: State,
+        in_pool: bool,
+    ) -> (Gone, EntryRef<'a>) {
+        debug_assert!(w.dead.is_none(), "a live handle");
+        let old = std::mem::replace(&mut *w.guard, state);
+        let clean = e.entry.marks.get(Mark::Clean);
+        e.entry.reset();
         let mut lists = self.lists.lock();
-        if !e.live() {
-            return;
+        let generation = e.entry.generation.fetch_add(1, Relaxed).wrapping_add(1);
+        if in_pool {
+            lists.push(&self.slots, e.slot, Which::Lru);
+        } else {
+            lists.unlink(&self.slots, e.slot);
         }
+        drop(lists);
+        let new = EntryRef { generation, ..*e };
+        (Gone { state: old, clean }, new)
+    }
+
+    /// Ends `e`'s entry, live and held for writing in `w`: its state made dead, its
+    /// generation moved on (its handles see it dead), out of its list. Returns what it held.
+    /// The caller holds the index's lock of the offset and takes the offset out.
+    pub(crate) fn kill(&self, e: &EntryRef<'_>, w: &mut Write<'_>) -> Gone {
+        debug_assert!(w.dead.is_none(), "a live handle");
+        let old = std::mem::replace(&mut *w.guard, State::Dead);
+        let clean = e.entry.marks.clear(Mark::Clean);
+        let mut lists = self.lists.lock();
         e.entry.generation.fetch_add(1, Relaxed);
         lists.unlink(&self.slots, e.slot);
-        lists.push_free(e.slot);
+        Gone { state: old, clean }
     }
 
     /// Puts `e` at the hot end of the list its clean mark names, unless its slot was freed
@@ -250,17 +284,6 @@ impl Slab {
     pub(crate) fn push(&self, e: &EntryRef<'_>) {
         let mut lists = self.lists.lock();
         if e.live() {
-            lists.push(&self.slots, e.slot, Which::of(e));
-        }
-    }
-
-    /// [`Slab::push`] for each of `es`, in order, under one hold of the lock.
-    pub(crate) fn push_all(&self, es: &[EntryRef<'_>]) {
-        if es.is_empty() {
-            return;
-        }
-        let mut lists = self.lists.lock();
-        for e in es.iter().filter(|e| e.live()) {
             lists.push(&self.slots, e.slot, Which::of(e));
         }
     }

@@ -1,12 +1,17 @@
 //! The tier itself: [`Zswap`]'s parts, the index of entries by offset, and what ends an
-//! entry (release, invalidation).
+//! entry (replacement, invalidation).
 //!
-//! Entries sit in the index (`index.rs`, a radix of runs of 64 offsets, sharded), which
-//! holds each offset's slot in the slab (`slab.rs`) and its generation. An entry's
-//! read-write lock is the guard of its object: loads hold it for reading while they
-//! decompress or read the device; invalidation, writeback and compaction hold it for
-//! writing. The index's shard lock is held only to look up or swap the slot, so no device
-//! I/O ever happens under a lock that other offsets need.
+//! Entries sit in the slab (`slab.rs`), each offset's in the slot its run's group gives it
+//! (`index.rs`, a radix of runs of 64 offsets, sharded, which says which offsets are in use).
+//! An entry's read-write lock is the guard of its object: loads hold it for reading while
+//! they decompress or read the device; invalidation, writeback and compaction hold it for
+//! writing. Every change of which entry an offset has (a store, an invalidation, an exclusive
+//! load, a clean copy dropped) holds the offset's shard lock and the entry's lock for
+//! writing together. A thread under a shard lock only tries an entry's lock, and where it is
+//! busy lets the shard go and waits for the entry outside it, so that a thread holding an
+//! entry's lock may wait for its shard's (`take`, the shrinker). The old entry's object or
+//! device page is freed after both locks are let go, so no device I/O ever happens under a
+//! lock that other offsets need.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
@@ -14,9 +19,9 @@ use acomp::Acomp;
 use parking_lot::Mutex;
 
 use crate::device::SwapDevice;
-use crate::index::{Index, shard_of};
+use crate::index::{Index, Shard, shard_of};
 use crate::pool::Pool;
-use crate::slab::{AS_IS, EntryRef, Folio, FrameTag, Mark, Slab, State, Write};
+use crate::slab::{AS_IS, EntryRef, Folio, FrameTag, Gone, Slab, State, Write};
 use crate::stats::{Counters, dec, inc};
 
 /// A compressed page tier: a transform, a zsmalloc-style pool under a budget, the entries by
@@ -59,80 +64,149 @@ pub struct Zswap {
     pub(crate) pressure_pages: Option<usize>,
 }
 
+// A run of the index's offsets has one group of the slab's slots, slot `i` for offset `i`.
+const _: () = assert!(crate::slab::GROUP == crate::index::FANOUT);
+
 impl Zswap {
     /// The transform, for its [`Acomp::stats`].
     pub fn acomp(&self) -> &Acomp {
         &self.tfm
     }
 
+    /// The entry at `offset`, if it has one: its slot and, read under the index's lock, its
+    /// live generation.
     pub(crate) fn lookup(&self, offset: u64) -> Option<EntryRef<'_>> {
-        let key = self.index.get(offset)?;
-        Some(self.entries.get(key, offset))
+        let shard = self.index.lock(offset);
+        shard.get(offset).map(|slot| self.entries.at(slot, offset))
     }
 
     /// Counts `state`, puts it in the LRU where it holds pool memory, and makes it the
     /// entry at `offset`, freeing the entry it replaces.
     pub(crate) fn install(&self, offset: u64, state: State) {
         let in_pool = self.count(&state);
-        let entry = self.entries.alloc(offset, state);
-        if in_pool {
-            self.entries.push(&entry);
+        self.install_counted(offset, state, in_pool);
+    }
+
+    /// [`Zswap::install`] of a state counted already.
+    fn install_counted(&self, offset: u64, mut state: State, in_pool: bool) {
+        let gone = loop {
+            let mut shard = self.index.lock(offset);
+            match self.place(&mut shard, offset, state, in_pool) {
+                Ok(gone) => break gone,
+                Err((slot, back)) => {
+                    drop(shard);
+                    self.entries.wait(slot);
+                    state = back;
+                }
+            }
+        };
+        self.free(gone);
+    }
+
+    /// Under `offset`'s shard lock (`shard`): makes `state` the entry in `offset`'s slot,
+    /// where no one holds the slot's lock, and returns what the slot held; else gives the
+    /// state back with the slot to wait for, outside the shard's lock (a thread that holds an
+    /// entry's lock may wait for its shard's: `take`, the shrinker).
+    fn place(
+        &self,
+        shard: &mut Shard,
+        offset: u64,
+        state: State,
+        in_pool: bool,
+    ) -> Result<Gone, (u32, State)> {
+        let slot = shard.slot(offset, || self.entries.take_group());
+        let e = self.entries.at(slot, offset);
+        let Some(mut w) = e.try_write() else {
+            return Err((slot, state));
+        };
+        let (gone, _) = self.entries.replace(&e, &mut w, state, in_pool);
+        shard.set(offset);
+        Ok(gone)
+    }
+
+    /// Under `offset`'s shard lock: takes its entry out and ends it, where no one holds its
+    /// lock: `Ok(None)` where it has none, `Err(slot)` where the slot is busy.
+    fn try_remove(&self, shard: &mut Shard, offset: u64) -> Result<Option<Gone>, u32> {
+        let Some(slot) = shard.get(offset) else {
+            return Ok(None);
+        };
+        let e = self.entries.at(slot, offset);
+        let mut w = e.try_write().ok_or(slot)?;
+        Ok(Some(self.remove(shard, &e, &mut w)))
+    }
+
+    /// Takes `e`, live and held for writing in `w`, out of the index (`shard`, its offset's,
+    /// locked) and ends it; frees its run's group where it was the run's last. Returns what it
+    /// held, for [`Zswap::free`].
+    pub(crate) fn remove(&self, shard: &mut Shard, e: &EntryRef<'_>, w: &mut Write<'_>) -> Gone {
+        let gone = self.entries.kill(e, w);
+        if let Some(group) = shard.clear(e.offset) {
+            self.entries.free_group(group);
         }
-        let old = self.index.insert(offset, entry.key());
-        if let Some(old) = old {
-            let old = self.entries.get(old, offset);
-            self.release(&mut old.write(), &old);
-        }
+        gone
     }
 
     /// [`Zswap::install`] for a batch, in order, as one `install` (or, for `None`, one
-    /// `invalidate`) after another would leave them: the LRU's lock taken once for all, each
-    /// shard's once for its offsets; the entries replaced are freed after.
+    /// `invalidate`) after another would leave them: each shard's lock taken once for its
+    /// offsets (again after a slot it had to wait for); the entries replaced are freed after.
     pub(crate) fn install_batch(&self, items: Vec<(u64, Option<State>)>) {
-        let mut in_pool = Vec::with_capacity(items.len());
-        let mut places = Vec::with_capacity(items.len());
-        let mut states = Vec::with_capacity(items.len());
-        for (offset, state) in items {
-            places.push((offset, state.is_some()));
-            if let Some(state) = state {
-                in_pool.push(self.count(&state));
-                states.push((offset, state));
-            }
-        }
-        let made = self.entries.alloc_all(states);
-        let lru: Vec<EntryRef<'_>> = made
-            .iter()
-            .zip(&in_pool)
-            .filter_map(|(e, &p)| p.then_some(*e))
-            .collect();
-        self.entries.push_all(&lru);
-        let mut made = made.into_iter();
-        let entries: Vec<(u64, Option<u64>)> = places
+        // Each taken once, in the shards' order: the offset, and the state counted with
+        // whether it goes in the LRU, or none (an invalidation).
+        type Item = (u64, Option<(State, bool)>);
+        let mut items: Vec<Option<Item>> = items
             .into_iter()
-            .map(|(offset, some)| (offset, some.then(|| made.next().map(|e| e.key())).flatten()))
+            .map(|(offset, state)| {
+                Some((
+                    offset,
+                    state.map(|s| {
+                        let in_pool = self.count(&s);
+                        (s, in_pool)
+                    }),
+                ))
+            })
             .collect();
         // Each shard's entries in batch order, the shards one after another: the places
         // sorted by (shard, place in the batch).
-        let mut order: Vec<(usize, usize)> = (0..entries.len())
-            .map(|i| (shard_of(entries[i].0), i))
+        let mut order: Vec<(usize, usize)> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (shard_of(item.as_ref().expect("each once").0), i))
             .collect();
         order.sort_unstable();
-        let mut old = Vec::new();
+        let mut gone = Vec::with_capacity(items.len());
         for run in order.chunk_by(|a, b| a.0 == b.0) {
-            let mut shard = self.index.lock(entries[run[0].1].0);
+            let mut shard = None;
             for &(_, i) in run {
-                let (offset, key) = entries[i];
-                let replaced = match key {
-                    Some(key) => shard.insert(offset, key),
-                    None => shard.remove(offset),
+                let (offset, state) = items[i].take().expect("each once");
+                let locked = shard.get_or_insert_with(|| self.index.lock(offset));
+                let retry = match state {
+                    Some((state, in_pool)) => match self.place(locked, offset, state, in_pool) {
+                        Ok(g) => {
+                            gone.push(g);
+                            continue;
+                        }
+                        Err((_, state)) => Some((state, in_pool)),
+                    },
+                    None => match self.try_remove(locked, offset) {
+                        Ok(g) => {
+                            gone.extend(g);
+                            continue;
+                        }
+                        Err(_) => None,
+                    },
                 };
-                old.extend(replaced.map(|k| (offset, k)));
+                // Its slot is busy: this one alone (which waits for the slot outside the
+                // shard's lock), then the rest.
+                shard = None;
+                match retry {
+                    Some((state, in_pool)) => self.install_counted(offset, state, in_pool),
+                    None => {
+                        self.invalidate(offset);
+                    }
+                }
             }
         }
-        for (offset, key) in old {
-            let e = self.entries.get(key, offset);
-            self.release(&mut e.write(), &e);
-        }
+        gone.into_iter().for_each(|g| self.free(g));
     }
 
     /// Counts a new entry's `state`; whether it holds pool memory (and so goes in the LRU).
@@ -156,27 +230,31 @@ impl Zswap {
     /// (`zswap_invalidate`). Returns whether there was. A load that begins after this
     /// returns finds nothing.
     pub fn invalidate(&self, offset: u64) -> bool {
-        let old = self.index.remove(offset);
-        old.map(|key| {
-            let e = self.entries.get(key, offset);
-            self.release(&mut e.write(), &e);
-        })
-        .is_some()
+        let gone = loop {
+            let mut shard = self.index.lock(offset);
+            match self.try_remove(&mut shard, offset) {
+                Ok(None) => return false,
+                Ok(Some(gone)) => break gone,
+                Err(slot) => {
+                    drop(shard);
+                    self.entries.wait(slot);
+                }
+            }
+        };
+        self.free(gone);
+        true
     }
 
-    /// Frees what `state` holds, marks it dead and frees its slot; the caller holds its lock
-    /// for writing (`state`) and has taken it out of the tree.
-    pub(crate) fn release(&self, state: &mut Write<'_>, entry: &EntryRef<'_>) {
+    /// Frees what an ended entry held ([`Slab::replace`], [`Slab::kill`]) and counts it out:
+    /// its object or its folio's page, its device page, its clean mark. No lock is needed:
+    /// no entry holds it any more.
+    pub(crate) fn free(&self, gone: Gone) {
         let c = &self.counters;
-        if matches!(**state, State::Dead) {
-            return;
-        }
-        if entry.marks.get(Mark::Clean) {
-            entry.marks.clear(Mark::Clean);
+        if gone.clean {
             dec(&c.clean_pages);
         }
-        match std::mem::replace(&mut **state, State::Dead) {
-            State::Dead => unreachable!("checked above"),
+        match gone.state {
+            State::Dead => {}
             State::Filled(_) => {
                 dec(&c.stored_pages);
                 dec(&c.same_filled_pages);
@@ -190,7 +268,6 @@ impl Zswap {
                 }
             }
         }
-        self.entries.retire(entry);
     }
 
     /// A page in the pool leaves it (released, or written back to the device): its object

@@ -324,3 +324,69 @@ fn an_entry_marked_clean_while_isolated_is_not_written_back() {
     assert_eq!(z.writeback(10).unwrap(), 2);
     assert!(!z.on_device(BASE) && z.clear_clean(BASE));
 }
+
+/// A batch of stores one of whose offsets is a clean copy the shrinker is dropping (a test
+/// hook holds the drop, with the entry's lock, for 200 ms): the batch stores its other
+/// pages, waits for that one's slot outside the index's lock (the drop needs it to take the
+/// copy out) and stores it after the drop, so that every page of the batch is there.
+#[test]
+fn a_batch_waits_for_a_slot_the_shrinker_holds_and_stores_into_it_after() {
+    const BASE: u64 = 1 << 52;
+    let z = Arc::new(tier(40, None));
+    let mut out = [0u8; PAGE_SIZE];
+    let refused = fill(&z, BASE);
+    for o in BASE..BASE + 10 {
+        z.load_clean(o, &mut out).unwrap();
+    }
+    // Same-filled pages need no room in the pool, which is at its budget.
+    let word = |o: u64| -> Page {
+        let mut p = [0u8; PAGE_SIZE];
+        p.chunks_exact_mut(8)
+            .for_each(|w| w.copy_from_slice(&(o ^ 0x5a5a).to_ne_bytes()));
+        p
+    };
+    // Offsets of one block (one shard): the first, then the held one, then the last.
+    let batch = [BASE + 100, BASE, BASE + 101];
+    let stored = Arc::new(Mutex::new(None));
+    let hook = {
+        let (z, stored) = (Arc::clone(&z), Arc::clone(&stored));
+        move |o: u64| {
+            let mut s = stored.lock();
+            if o != BASE || s.is_some() {
+                return;
+            }
+            let z = Arc::clone(&z);
+            *s = Some(std::thread::spawn(move || {
+                let pages: Vec<Page> = batch.iter().map(|&o| word(o)).collect();
+                let items: Vec<(u64, &Page)> = batch.iter().copied().zip(&pages).collect();
+                z.store_batch(&items)
+            }));
+            drop(s);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    acomp_zswap::hooks::while_dropping_clean(Some(Arc::new(hook)));
+    let refused_store = z.store(refused, &one_class(refused));
+    acomp_zswap::hooks::while_dropping_clean(None);
+    refused_store.unwrap();
+    let batch_thread = stored
+        .lock()
+        .take()
+        .expect("the hook ran on the held offset");
+    let kinds = batch_thread.join().unwrap();
+    assert!(
+        kinds
+            .iter()
+            .all(|k| matches!(k, Ok(acomp_zswap::StoreKind::SameFilled))),
+        "{kinds:?}"
+    );
+    for o in batch {
+        z.load(o, &mut out).unwrap();
+        assert!(out == word(o), "offset {o:#x}");
+    }
+    let s = z.stats();
+    assert!(s.clean_dropped >= 1);
+    // BASE's copy dropped, counted once; the page stored there after it is no copy.
+    assert_eq!(s.clean_pages + s.clean_dropped, 10);
+    assert_eq!(s.same_filled_pages, 3);
+}

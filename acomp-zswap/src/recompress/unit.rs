@@ -71,8 +71,8 @@ impl Zswap {
         for shard in self.index.shards() {
             let shard = shard.lock();
             // Under the shard's lock: each slot is its offset's entry.
-            let idle = shard.iter().filter(|&(o, key)| {
-                let e = self.entries.get(key, o);
+            let idle = shard.iter().filter(|&(o, slot)| {
+                let e = self.entries.at(slot, o);
                 e.marks.get(Mark::Idle) && !e.marks.get(Mark::Tried) && !e.marks.get(Mark::Clean)
             });
             offsets.extend(idle.map(|(o, _)| o));

@@ -45,8 +45,9 @@ pub(crate) const AS_IS: u16 = PAGE_SIZE as u16;
 pub(crate) struct Entry {
     /// The state; only `slab.rs` touches it, through a handle's generation check.
     pub(crate) lock: RwLock<State>,
-    /// Bumped when the slot is freed, under its lock held for writing and the lists' lock:
-    /// a handle of an older generation finds the slot dead.
+    /// Moved on whenever the slot's entry ends (replaced in the slot, or killed), under its
+    /// lock held for writing, the index's lock of its offset and the lists' lock: a handle of
+    /// an older generation finds the slot dead.
     pub(crate) generation: AtomicU32,
     /// The slots before and after it in its list (`lru.rs`), changed only under the lists'
     /// lock.

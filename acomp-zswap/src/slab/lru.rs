@@ -9,6 +9,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::GROUP;
 use super::entry::{Entry, Mark};
 use super::slots::MAX_SLOTS;
 pub(crate) use super::slots::Slots;
@@ -59,8 +60,9 @@ impl Default for List {
 pub(crate) struct Lists {
     lru: List,
     clean: List,
+    /// Free groups, by their first slot.
     free: Vec<u32>,
-    /// Slots ever taken: the next new slot's number.
+    /// Slots ever taken, in whole groups: the next new group's first slot.
     taken: u32,
 }
 
@@ -135,30 +137,31 @@ impl Lists {
         }
     }
 
-    /// A slot for a new entry: the last freed, else a new one, its chunk made here where it
-    /// is the chunk's first ([`Slots::make`]), so that no one is given a slot of a chunk
-    /// not made yet; `None` where all [`MAX_SLOTS`] are taken.
-    pub(crate) fn take(&mut self, slots: &Slots) -> Option<u32> {
+    /// A group of [`GROUP`] slots for a run of the index: the last freed, else the next new
+    /// one, its chunk made here where it is the chunk's first ([`Slots::make`]; a chunk holds
+    /// whole groups), so that no one is given a slot of a chunk not made yet; `None` where
+    /// all [`MAX_SLOTS`] are taken. Returns its first slot.
+    pub(crate) fn take_group(&mut self, slots: &Slots) -> Option<u32> {
         self.free.pop().or_else(|| {
             let i = self.taken;
-            (i < MAX_SLOTS).then(|| {
+            (MAX_SLOTS - i >= GROUP as u32).then(|| {
                 slots.make(i);
-                self.taken = i + 1;
+                self.taken = i + GROUP as u32;
                 i
             })
         })
     }
 
-    /// Bytes of the slot table's chunks made and of the free stack (for the `inspect`
-    /// feature).
+    /// Bytes of the slot table's chunks made and of the free groups' stack (for the
+    /// `inspect` feature).
     #[cfg(feature = "inspect")]
     pub(crate) fn bytes(&self, slots: &Slots) -> usize {
         slots.bytes(self.taken) + self.free.capacity() * size_of::<u32>()
     }
 
-    /// Slot `i` is free (out of both lists already).
-    pub(crate) fn push_free(&mut self, i: u32) {
-        self.free.push(i);
+    /// The group whose first slot is `first` is free (its slots dead and out of both lists).
+    pub(crate) fn free_group(&mut self, first: u32) {
+        self.free.push(first);
     }
 }
 
@@ -166,12 +169,11 @@ impl Lists {
 mod tests {
     use super::*;
 
-    /// `n` slots taken, as the slab takes them.
+    /// A group of slots taken, as the slab takes them, for tests of `n` slots.
     fn slots(n: u32) -> (Slots, Lists) {
+        assert!(n as usize <= GROUP);
         let (slots, mut lists) = (Slots::default(), Lists::default());
-        for i in 0..n {
-            assert_eq!(lists.take(&slots), Some(i));
-        }
+        assert_eq!(lists.take_group(&slots), Some(0));
         (slots, lists)
     }
 
@@ -223,31 +225,35 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_reused_last_freed_first_then_new_ones_follow_the_last_taken() {
-        let (s, mut l) = slots(4);
-        l.push_free(3);
-        l.push_free(1);
+    fn groups_are_reused_last_freed_first_then_new_ones_follow_the_last_taken() {
+        let (s, mut l) = slots(1);
+        let g = GROUP as u32;
+        assert_eq!((l.take_group(&s), l.take_group(&s)), (Some(g), Some(2 * g)));
+        l.free_group(2 * g);
+        l.free_group(0);
         assert_eq!(
-            (l.take(&s), l.take(&s), l.take(&s), l.take(&s)),
-            (Some(1), Some(3), Some(4), Some(5))
+            (l.take_group(&s), l.take_group(&s), l.take_group(&s)),
+            (Some(0), Some(2 * g), Some(3 * g))
         );
     }
 
     #[test]
-    fn no_slot_is_given_out_beyond_the_tables_last() {
+    fn no_group_is_given_out_beyond_the_tables_last_slot() {
         const { assert!(MAX_SLOTS < NIL) };
+        const { assert!(MAX_SLOTS as usize % GROUP == 0) };
         let s = Slots::default();
+        let last = MAX_SLOTS - GROUP as u32;
         let mut l = Lists {
-            taken: MAX_SLOTS - 1,
+            taken: last,
             ..Lists::default()
         };
-        assert_eq!(
-            (l.take(&s), l.take(&s), l.take(&s)),
-            (Some(MAX_SLOTS - 1), None, None)
-        );
-        // The last slot's chunk is made; a freed slot is still given out.
+        assert_eq!((l.take_group(&s), l.take_group(&s)), (Some(last), None));
+        // The last group's chunk is made, to its last slot; a freed group is still given out.
         assert_eq!(s.get(MAX_SLOTS - 1).marks.list(), 0);
-        l.push_free(7);
-        assert_eq!((l.take(&s), l.take(&s)), (Some(7), None));
+        l.free_group(7 * GROUP as u32);
+        assert_eq!(
+            (l.take_group(&s), l.take_group(&s)),
+            (Some(7 * GROUP as u32), None)
+        );
     }
 }

@@ -102,9 +102,11 @@ mod counting {
 static ALLOC: counting::Counting = counting::Counting;
 
 /// Line 1: offsets are sparse; memory grows with pages, not the largest offset. Six pages
-/// stored at offsets up to `u64::MAX` take, counted by the allocator, at most the index's
-/// cost of a page alone in its run, block and shard (1,104 bytes) more a page than the same
-/// pages at six neighbouring offsets.
+/// stored at offsets up to `u64::MAX` take, counted by the allocator, at most the cost of a
+/// page alone in its run, block and shard more a page than the same pages at six
+/// neighbouring offsets: its run's group of 64 entries (2,560 bytes, in the slab's chunks,
+/// which double up to 4,096 entries), its block (776 bytes) and a shard's first table of
+/// blocks (64).
 #[test]
 fn sparse_offsets_take_memory_by_page() {
     let huge: [u64; 6] = [0, 1 << 40, u64::MAX, u64::MAX - 1, 1 << 63, 12345];
@@ -129,10 +131,11 @@ fn sparse_offsets_take_memory_by_page() {
         bytes
     };
     let (at_dense, at_huge) = (grew(dense), grew(huge));
-    // Each page but the first alone in its run, its block and maybe its shard: a leaf and
-    // a block (520 bytes each) and a shard's first table of blocks (64) more a page.
+    // Each page but the first alone in its run, its block and maybe its shard. Six groups
+    // take the slab's first three chunks (64, 128 and 256 entries of 40 bytes) where one
+    // group takes the first; each page a block and a shard's table more.
     assert!(
-        at_huge - at_dense <= 5 * 1104,
+        at_huge - at_dense <= (448 - 64) * 40 + 5 * (776 + 64),
         "sparse offsets took {} bytes more than neighbours",
         at_huge - at_dense
     );
