@@ -48,9 +48,11 @@ impl Builder {
     /// zswap's default `max_pool_percent`. Beside the pool, the free backing pages of the
     /// pool's arena are kept for reuse, resident under two chunks of 2 MiB
     /// (`PoolStats::cached_pages`, with the `inspect` feature), and the entries
-    /// themselves take heap memory: 87 bytes a page with 2^14 pages stored, 62.5 with 2^20
-    /// (the entry's 40-byte slot, the index, the zspages' bookkeeping; BENCHMARKS.md, "The
-    /// entry at 40 bytes"; the kernel's `zswap_entry` is outside the budget too).
+    /// themselves take heap memory: 79 bytes a page with 2^14 dense offsets stored, 54.5
+    /// with 2^20 (the entry's 40-byte slot, the index, the zspages' bookkeeping;
+    /// BENCHMARKS.md, "An offset's entry in its run's group"; a page alone in its run of 64
+    /// offsets takes a group of 64 entries; the kernel's `zswap_entry` is outside the budget
+    /// too).
     pub fn max_pool_bytes(mut self, bytes: u64) -> Self {
         self.max_pool_bytes = Some(bytes);
         self

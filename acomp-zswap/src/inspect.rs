@@ -135,7 +135,7 @@ impl Zswap {
     }
 
     /// The heap bytes of the tier's bookkeeping, as it asked for them (the allocator's
-    /// headers and rounding not counted): (the entries' slot table with its free stack, the
+    /// headers and rounding not counted): (the entries' slot table with its stack of free groups, the
     /// index, the zspages' bookkeeping). For accounting the memory beyond the pool.
     pub fn bookkeeping_bytes(&self) -> (usize, usize, usize) {
         (

@@ -161,3 +161,32 @@ fn sparse_offsets_take_memory_by_page() {
         Err(LoadError::NotFound)
     ));
 }
+
+/// A run's group of entries goes back with the run's last offset, and a later run takes it:
+/// eight offsets alone in their runs, stored and invalidated over and over, each round at
+/// runs not used before, keep the entries' table at the size the first round made.
+#[test]
+fn a_runs_group_is_reused_once_its_last_offset_leaves() {
+    let z = Zswap::builder(lz4())
+        .max_pool_bytes(64 << 20)
+        .build()
+        .unwrap();
+    // Same-filled: no object in the pool, only the entries and the index.
+    let p: Page = [7; PAGE_SIZE];
+    let mut after_first = 0;
+    for round in 0..100u64 {
+        let runs = (round * 8..round * 8 + 8).map(|r| (r << 6) | (r % 64));
+        for o in runs.clone() {
+            z.store(o, &p).unwrap();
+        }
+        for o in runs {
+            assert!(z.invalidate(o), "offset {o}");
+        }
+        if round == 0 {
+            after_first = z.bookkeeping_bytes().0;
+        }
+    }
+    // 100 rounds without reuse would take 800 groups, the first round's 8.
+    assert_eq!(z.bookkeeping_bytes().0, after_first);
+    assert_eq!(z.stats().stored_pages, 0);
+}
