@@ -188,10 +188,27 @@ fn timed_row(
 /// and checked. `memory_bytes` is the frames' bytes (no pool): kind [`KIND_CALLS`], no goal
 /// line.
 pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
+    calls(name, tfm, input, false)
+}
+
+/// [`calls_row`] with each frame (or page kept as it is) also copied, inside the timed
+/// store, to the next place of one buffer as large as the pages, written once before (so
+/// resident, and out of the caches by the time it is reached): the floor under the store of
+/// a tier that compresses into a scratch page and then copies the frame into its pool, as
+/// zswap's `zswap_compress` does (`zs_obj_write`). Its loads decompress the copies, in
+/// order.
+pub fn copies_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
+    calls(name, tfm, input, true)
+}
+
+fn calls(name: &str, tfm: &acomp::Acomp, input: &Input, copy: bool) -> Row {
     use std::io::{IoSlice, IoSliceMut};
     let n = input.len();
     let (mut store, mut load) = (Calls::default(), Calls::default());
     let mut scratch = vec![[0u8; PAGE_SIZE]; STORE_BATCH];
+    // Written, not zeroed: a zeroed `vec!` is mapped on first touch, inside the timing.
+    let mut copies = vec![0x5a_u8; if copy { n * PAGE_SIZE } else { 0 }];
+    let (mut at, mut places) = (0, Vec::new());
     let mut frames: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
     let mut same_filled = 0;
     for first in (0..n).step_by(STORE_BATCH) {
@@ -224,6 +241,20 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
                 .iter()
                 .map(|r| r.outcome().and_then(|o| o.as_ref().ok().copied()))
                 .collect();
+            if copy {
+                drop(reqs);
+                drop(dsts);
+                let kept = pages.iter().zip(&filled).filter(|(_, f)| !**f);
+                for ((p, _), (d, len)) in kept.zip(scratch.iter().zip(&lens)) {
+                    let frame: &[u8] = match len {
+                        Some(len) if *len < PAGE_SIZE => &d[..*len],
+                        _ => &p[..],
+                    };
+                    copies[at..at + frame.len()].copy_from_slice(frame);
+                    places.push(at);
+                    at += frame.len();
+                }
+            }
             (filled, lens)
         });
         let mut lens = lens.into_iter();
@@ -244,16 +275,25 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
     }
     let mut page: Box<Page> = Box::new([0; PAGE_SIZE]);
     let mut verified = 0;
+    // With the copies, each kept frame is read back from its copy.
+    let mut places = places.into_iter();
     for (i, f) in frames.iter().enumerate() {
         let ok = match f {
             None => true,
-            Some(f) if f.len() == PAGE_SIZE => true,
             Some(f) => {
-                page[0] = !input.page(i)[0];
-                let res = load.time(|| {
-                    tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut page[..])])
-                });
-                res == Ok(PAGE_SIZE) && *page == *input.page(i)
+                let f = match places.next() {
+                    Some(at) => &copies[at..at + f.len()],
+                    None => &f[..],
+                };
+                if f.len() == PAGE_SIZE {
+                    f == input.page(i)
+                } else {
+                    page[0] = !input.page(i)[0];
+                    let res = load.time(|| {
+                        tfm.decompress(&[IoSlice::new(f)], &mut [IoSliceMut::new(&mut page[..])])
+                    });
+                    res == Ok(PAGE_SIZE) && *page == *input.page(i)
+                }
             }
         };
         verified += u64::from(ok);

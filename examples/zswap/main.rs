@@ -71,6 +71,11 @@ struct Args {
     /// its own in the side-by-side table, with the pages it refused.
     #[arg(long)]
     early_rejection: bool,
+    /// Also add, under each `calls alone` row, a `calls and copies` row: the same calls with
+    /// each frame copied, in the timed store, into one buffer as large as the pages, as a
+    /// tier copies it into its pool (the floor under a tier's store; BENCHMARKS.md).
+    #[arg(long)]
+    copy_floor: bool,
     /// Seed of the load order and of the pages churned.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -355,6 +360,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         fresh.acomp(),
         &input,
     ));
+    if args.copy_floor {
+        let row = compare::copies_row(&format!("{name}, calls and copies"), fresh.acomp(), &input);
+        rows.push(row);
+    }
     for alg in &args.alg {
         let other = zswap::tier(acomp::Acomp::new(alg)?, None);
         rows.push(compare::acomp_row(&format!("acomp {alg}"), &other, &input));
@@ -363,6 +372,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             other.acomp(),
             &input,
         ));
+        if args.copy_floor {
+            let name = format!("acomp {alg}, calls and copies");
+            rows.push(compare::copies_row(&name, other.acomp(), &input));
+        }
     }
     if args.early_rejection {
         let probed = zswap::tier(

@@ -128,6 +128,11 @@ fn calls_row_holds_the_tiers_frames_without_the_tier() {
         assert_eq!(alone.compressed_bytes, with.compressed_bytes, "{alg}");
         assert_eq!(alone.memory_bytes, alone.compressed_bytes);
         assert!(alone.store_p50_us.is_some() && alone.load_p50_us.is_some());
+        let copied = compare::copies_row(alg, tier.acomp(), &input);
+        assert_eq!(copied.kind, compare::KIND_CALLS);
+        assert_eq!((copied.pages, copied.verified_pages), (70, 70));
+        assert_eq!(copied.same_filled_pages, 2);
+        assert_eq!(copied.compressed_bytes, with.compressed_bytes, "{alg}");
     }
 }
 
