@@ -5,8 +5,13 @@ use parking_lot::Mutex;
 
 use super::arena::BackingPage;
 use super::{CLASS_DELTA, Handle, MAX_PAGES_PER_ZSPAGE, MIN_ALLOC_SIZE, PAGE_SIZE};
+pub(super) use fullness::{
+    NR_FULLNESS_GROUPS, ZS_INUSE_RATIO_0, ZS_INUSE_RATIO_10, ZS_INUSE_RATIO_99, ZS_INUSE_RATIO_100,
+    fullness_group,
+};
 use rows::{Rows, page_of};
 
+mod fullness;
 mod rows;
 
 /// No page: the rest of [`ClassState::close`]'s array past the zspage's own.
@@ -48,39 +53,12 @@ pub(super) fn class_index(size: usize) -> usize {
         .div_ceil(CLASS_DELTA)
 }
 
-/// zsmalloc's `enum fullness_group`: a zspage's group by the share of its objects in use,
-/// `ZS_INUSE_RATIO_0` (none: a zspage so empty is released at once, so no list holds one),
-/// then one group per 10% (`ZS_INUSE_RATIO_10` for under 10% .. `ZS_INUSE_RATIO_99` for 90%
-/// and more, but not all), and `ZS_INUSE_RATIO_100` (full).
-pub(super) const ZS_INUSE_RATIO_0: usize = 0;
-/// Zspages with under 10% of their objects in use, but at least one.
-pub(super) const ZS_INUSE_RATIO_10: usize = 1;
-/// Zspages with 90% or more of their objects in use, but not all.
-pub(super) const ZS_INUSE_RATIO_99: usize = 10;
-/// Full zspages.
-pub(super) const ZS_INUSE_RATIO_100: usize = 11;
-/// Fullness groups, each a list.
-pub(super) const NR_FULLNESS_GROUPS: usize = 12;
-
 /// No zspage: the end of a list.
 const NIL: u32 = u32::MAX;
 
 /// No object: the end of a zspage's free list.
 const END: u16 = u16::MAX;
 const _: () = assert!(MAX_PAGES_PER_ZSPAGE * PAGE_SIZE / MIN_ALLOC_SIZE < END as usize);
-
-/// zsmalloc's `get_fullness_group`: the group of a zspage with `inuse` of its `objs`
-/// objects in use.
-pub(super) fn fullness_group(inuse: usize, objs: usize) -> usize {
-    if inuse == 0 {
-        ZS_INUSE_RATIO_0
-    } else if inuse == objs {
-        ZS_INUSE_RATIO_100
-    } else {
-        // 1 of 127 objects is a ratio of 0, yet belongs in `ZS_INUSE_RATIO_10`: hence + 1.
-        100 * inuse / objs / 10 + 1
-    }
-}
 
 /// A zspage's head (zsmalloc's `struct zspage`), 16 bytes, under its class's lock: its
 /// place in its fullness group's list, its objects in use and the first of its free
@@ -300,81 +278,6 @@ impl ClassState {
             })
         })
         .take(self.objs as usize)
-    }
-
-    /// Puts zspage `id` at the head of group `group`'s list (`insert_zspage`); a full one
-    /// only records its group.
-    fn insert_zspage(&mut self, id: u32, group: usize) {
-        if group == ZS_INUSE_RATIO_100 {
-            let z = self.rows.head_mut(id);
-            (z.group, z.prev, z.next) = (group as u8, NIL, NIL);
-            return;
-        }
-        let head = self.fullness[group];
-        if head != NIL {
-            self.rows.head_mut(head).prev = id;
-        }
-        let z = self.rows.head_mut(id);
-        (z.group, z.prev, z.next) = (group as u8, NIL, head);
-        self.fullness[group] = id;
-    }
-
-    /// Takes zspage `id` off its group's list (`remove_zspage`), if it is on one.
-    pub(super) fn remove_zspage(&mut self, id: u32) {
-        let z = *self.rows.head(id);
-        let (group, prev, next) = (z.group as usize, z.prev, z.next);
-        if group == ZS_INUSE_RATIO_100 {
-            return;
-        }
-        if prev == NIL {
-            debug_assert_eq!(
-                self.fullness[group], id,
-                "a zspage heads its list or has a prev"
-            );
-            self.fullness[group] = next;
-        } else {
-            self.rows.head_mut(prev).next = next;
-        }
-        if next != NIL {
-            self.rows.head_mut(next).prev = prev;
-        }
-    }
-
-    /// Moves zspage `id` (of `objs` objects) to the group its objects in use put it in
-    /// (`fix_fullness_group`), at its list's head where it changes group. A zspage just
-    /// opened (in no list) is put in one.
-    pub(super) fn fix_fullness_group(&mut self, id: u32, objs: usize) {
-        debug_assert_eq!(objs, self.objs as usize);
-        let z = self.rows.head(id);
-        let group = self.group_of(z.inuse);
-        let old = z.group as usize;
-        if old == group {
-            return;
-        }
-        if old != ZS_INUSE_RATIO_0 {
-            self.remove_zspage(id);
-        }
-        self.insert_zspage(id, group);
-    }
-
-    /// The zspage allocation takes an object from (`find_get_zspage`): the head of the
-    /// fullest group with room, other than `except`.
-    pub(super) fn find_get_zspage(&self, except: Option<u32>) -> Option<u32> {
-        (ZS_INUSE_RATIO_10..=ZS_INUSE_RATIO_99)
-            .rev()
-            .find_map(|g| self.list(g).find(|&id| Some(id) != except))
-    }
-
-    /// The zspages of group `group`, from its list's head.
-    pub(super) fn list(&self, group: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.fullness[group];
-        std::iter::from_fn(move || {
-            (at != NIL).then(|| {
-                let id = at;
-                at = self.rows.head(id).next;
-                id
-            })
-        })
     }
 }
 
