@@ -37,6 +37,8 @@
 //!
 //! Two builds compared (before and after a change) read the pages of one file:
 //! `ACOMP_TIER_INPUT=PATH` (the pages of that file instead of the bench's own binary).
+//! `ACOMP_TIER_PAGES=N` sets how many of its pages the `per_page` set takes (default 2,048,
+//! which stay in the caches; more, for a pool larger than the last-level cache).
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, IoSlice, IoSliceMut};
@@ -93,7 +95,10 @@ fn unbudgeted(tfm: Acomp) -> Zswap {
 /// The `per_page` set: the pages, acomp's transform, a tier holding every page, and each
 /// page's frame as acomp's own call writes it (the page itself where it does not shrink).
 fn per_page_fixture() -> (Vec<Box<Page>>, Acomp, Zswap, Vec<Vec<u8>>) {
-    let pages = own_pages(2048);
+    let n = std::env::var("ACOMP_TIER_PAGES").map_or(2048, |v| {
+        v.parse().expect("ACOMP_TIER_PAGES: a number of pages")
+    });
+    let pages = own_pages(n);
     let tfm = lz4();
     let z = unbudgeted(lz4());
     let mut dst = vec![0u8; PAGE_SIZE];
