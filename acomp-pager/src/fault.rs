@@ -1,5 +1,6 @@
-//! What the handler threads do with each message: a missing fault, a write-protect fault,
-//! a remove event (the program's `MADV_DONTNEED`), a fault that cannot be served.
+//! What the handler threads do with each message: a missing fault, a write-protect fault
+//! (`fault/write_protect.rs`), a remove event (the program's `MADV_DONTNEED`), a fault that
+//! cannot be served.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -11,9 +12,11 @@ use acomp_zswap::{PAGE_SIZE, Page};
 use crate::events::{mark_handler_thread, take_backlog};
 use crate::pages::{RegionInner, key};
 use crate::shared::{Held, Shared};
-use crate::state::{Acquired, CLEAN, OUT, RESIDENT, UNTOUCHED};
+use crate::state::{Acquired, CLEAN, OUT, RESIDENT};
 use crate::stats::add;
 use crate::sys::{Msg, UFFD_EVENT_PAGEFAULT, UFFD_PAGEFAULT_FLAG_WP, UFFD_PAGEFAULT_FLAG_WRITE};
+
+mod write_protect;
 
 /// How many times a fault whose mapping the kernel refuses with `EAGAIN` reads the
 /// pending events and tries again, before it gives up the page and lets the access fault
@@ -318,55 +321,6 @@ impl Shared {
         }
         held.release(new);
         old == OUT
-    }
-
-    /// A write to a write-protected page: a clean page's first write (its copy dropped) or
-    /// a write racing a page-out.
-    fn write_protect_fault(&self, region: &Arc<RegionInner>, p: usize, addr: usize) {
-        let old = match region.states.acquire(p) {
-            Acquired::Held(s) => s,
-            Acquired::Busy { .. } => return self.park_deferred(region, p, addr),
-        };
-        let mut held = Held::new(self, region, p, old);
-        match old {
-            CLEAN | RESIDENT => {
-                if old == CLEAN {
-                    // The first write to a clean page: its copy in the tier is stale from now.
-                    self.tier.invalidate(key(region.id, p));
-                    add(&self.counters.write_protect_faults, 1);
-                    if let Some(m) = &region.lru {
-                        m.written(p);
-                    }
-                }
-                self.unprotect(&mut held, addr);
-            }
-            // The program's MADV_FREE: its remove event made the page UNTOUCHED (its copy
-            // dropped), but the kernel leaves the page mapped, write-protected if it was
-            // clean, until it reclaims it, and a write keeps it. Unprotected, or the write
-            // would fault forever.
-            UNTOUCHED if region.map.mapped(p * PAGE_SIZE) => self.unprotect(&mut held, addr),
-            // Paged out or dropped since the fault was raised: the thread retries.
-            _ => {
-                held.release(old);
-                let _ = self.uffd.wake(addr, PAGE_SIZE);
-            }
-        }
-    }
-
-    /// Makes the held page writable and resident, the unprotect waking the writer (the
-    /// counters moved first, as a missing fault's).
-    fn unprotect(&self, held: &mut Held<'_>, addr: usize) {
-        held.count(RESIDENT);
-        let unprotected = self.uffd.write_protect(addr, PAGE_SIZE, false, true);
-        held.release(RESIDENT);
-        if let Err(e) = unprotected {
-            // EAGAIN: a remove event not read yet; the writer faults again, and is served
-            // once it is (nothing to say).
-            if !held.region.dying() && e.raw_os_error() != Some(libc::EAGAIN) {
-                log::warn!("acomp-pager: write-unprotecting {addr:#x} failed: {e}");
-            }
-            let _ = self.uffd.wake(addr, PAGE_SIZE);
-        }
     }
 
     /// A fault that cannot be served: the page is poisoned, and the access gets SIGBUS, as
