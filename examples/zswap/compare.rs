@@ -196,7 +196,8 @@ pub fn calls_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
 /// resident, and out of the caches by the time it is reached): the floor under the store of
 /// a tier that compresses into a scratch page and then copies the frame into its pool, as
 /// zswap's `zswap_compress` does (`zs_obj_write`). Its loads decompress the copies, in
-/// order.
+/// order. The buffer is as many bytes again as the input's pages; on an input within the
+/// last-level cache it stays cached, and the row understates what a copy costs.
 pub fn copies_row(name: &str, tfm: &acomp::Acomp, input: &Input) -> Row {
     calls(name, tfm, input, true)
 }
@@ -208,7 +209,7 @@ fn calls(name: &str, tfm: &acomp::Acomp, input: &Input, copy: bool) -> Row {
     let mut scratch = vec![[0u8; PAGE_SIZE]; STORE_BATCH];
     // Written, not zeroed: a zeroed `vec!` is mapped on first touch, inside the timing.
     let mut copies = vec![0x5a_u8; if copy { n * PAGE_SIZE } else { 0 }];
-    let (mut at, mut places) = (0, Vec::new());
+    let (mut at, mut places) = (0, Vec::with_capacity(if copy { n } else { 0 }));
     let mut frames: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
     let mut same_filled = 0;
     for first in (0..n).step_by(STORE_BATCH) {
@@ -339,6 +340,9 @@ fn blank_row(pages: usize) -> Row {
     }
 }
 
+/// How the names of [`copies_row`]'s rows end, as the main job names them.
+pub const COPIES_SUFFIX: &str = ", calls and copies";
+
 /// `kind` of [`calls_row`]'s rows.
 pub const KIND_CALLS: &str = "calls";
 
@@ -455,6 +459,14 @@ pub fn print(rows: &[Row]) {
     println!(
         "  own calls on the same pages with no tier (the floor under its row; memory: the frames)"
     );
+    if rows.iter().any(|r| r.name.ends_with(COPIES_SUFFIX)) {
+        println!(
+            "  `calls and copies`: the same calls, each frame also copied, timed, into one buffer"
+        );
+        println!(
+            "  the pages' size written before (the floor under a tier that copies into a pool)"
+        );
+    }
     for r in rows {
         if r.verified_pages != r.pages {
             println!(

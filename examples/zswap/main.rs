@@ -73,7 +73,8 @@ struct Args {
     early_rejection: bool,
     /// Also add, under each `calls alone` row, a `calls and copies` row: the same calls with
     /// each frame copied, in the timed store, into one buffer as large as the pages, as a
-    /// tier copies it into its pool (the floor under a tier's store; BENCHMARKS.md).
+    /// tier copies it into its pool (the floor under a tier's store; BENCHMARKS.md). Each
+    /// such row holds that buffer (the input's size again) while it runs.
     #[arg(long)]
     copy_floor: bool,
     /// Seed of the load order and of the pages churned.
@@ -361,7 +362,11 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         &input,
     ));
     if args.copy_floor {
-        let row = compare::copies_row(&format!("{name}, calls and copies"), fresh.acomp(), &input);
+        let row = compare::copies_row(
+            &format!("{name}{}", compare::COPIES_SUFFIX),
+            fresh.acomp(),
+            &input,
+        );
         rows.push(row);
     }
     for alg in &args.alg {
@@ -373,7 +378,7 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             &input,
         ));
         if args.copy_floor {
-            let name = format!("acomp {alg}, calls and copies");
+            let name = format!("acomp {alg}{}", compare::COPIES_SUFFIX);
             rows.push(compare::copies_row(&name, other.acomp(), &input));
         }
     }
