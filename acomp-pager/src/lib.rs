@@ -174,7 +174,9 @@
 //! pool too small for the limit, every victim held by the program's own page-outs or
 //! `madvise`), the reclaimer stalls ([`Stats::reclaim_stalls`], one
 //! warning logged): faults go past the limit instead of waiting, and it retries every
-//! 50 ms until the tier takes pages again.
+//! 50 ms until the tier takes pages again; its first batch paged out ends the stall. Lists
+//! that faults' direct reclaims emptied (their victims being paged out) are waited for, not
+//! a stall.
 //!
 //! # Where it comes from
 //!

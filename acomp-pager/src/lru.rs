@@ -5,7 +5,7 @@
 //! entries of pages that left are skipped when they reach a head, with no unlinking.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -65,11 +65,17 @@ pub(crate) struct Reclaim {
     pub(crate) throttled: Mutex<Vec<(usize, u64)>>,
     /// Set when the reclaimer found nothing it could page out while over the limit (the
     /// tier refuses, every victim is locked): faults then go past the limit rather than
-    /// wait for it, and the reclaimer retries after a pause. Cleared by its next progress.
+    /// wait for it, and the reclaimer retries after a pause. Cleared by its next batch paged
+    /// out with nothing refused.
     pub(crate) stalled: AtomicBool,
     /// Bumped after each batch the reclaimer pages out: faults waiting for room in a SIGBUS
     /// handler sleep on it (a futex).
     pub(crate) progress: AtomicU32,
+    /// Direct reclaims ([`Builder::direct_reclaim`]) between taking their victims off the
+    /// lists and paging them out: while any is, lists emptied by them are no stall.
+    ///
+    /// [`Builder::direct_reclaim`]: crate::Builder::direct_reclaim
+    pub(crate) in_flight: AtomicUsize,
     /// Whether [`Reclaim::reserve`] keeps room in the lists (a signal-mode pager's).
     reserve_ahead: bool,
     /// Whether faults reclaim on their own thread ([`Builder::direct_reclaim`]): the
@@ -111,6 +117,7 @@ impl Reclaim {
             throttled: Mutex::new(Vec::new()),
             stalled: AtomicBool::new(false),
             progress: AtomicU32::new(0),
+            in_flight: AtomicUsize::new(0),
             reserve_ahead,
             direct,
         })

@@ -215,8 +215,11 @@ pub(crate) fn reclaim_direct(shared: &Shared, r: &Reclaim) -> usize {
         return 0;
     }
     let mut victims = Vec::with_capacity(BATCH);
-    r.victims(shared, &mut victims);
-    let (moved, _) = page_out_victims(shared, &mut victims);
+    let moved = {
+        let _flight = InFlight::enter(r);
+        r.victims(shared, &mut victims);
+        page_out_victims(shared, &mut victims).0
+    };
     r.refresh_pool(&shared.tier);
     r.reserve();
     if moved > 0 {
@@ -226,6 +229,27 @@ pub(crate) fn reclaim_direct(shared: &Shared, r: &Reclaim) -> usize {
     }
     moved
 }
+
+/// A direct reclaim's hold of its victims, counted in [`Reclaim::in_flight`] from before it
+/// takes them off the lists until their page-out ends (or unwinds).
+struct InFlight<'a>(&'a Reclaim);
+
+impl<'a> InFlight<'a> {
+    fn enter(r: &'a Reclaim) -> Self {
+        r.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(r)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Empty lists over the limit that a round waits out (a millisecond each) before it takes
+/// them for a stall: a fault counts its page resident just before it lists it.
+const EMPTY_TRIES: u32 = 3;
 
 /// The reclaim thread's body: a round each time it is kicked (or, stalled, every
 /// [`STALL_RETRY`]), then the faults parked meanwhile served by `serve`; a panic in a round
@@ -286,16 +310,37 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
     r.reserve();
     let mut victims = Vec::with_capacity(BATCH);
     let mut why = None;
+    let mut empty = 0;
     while shared.counters.resident_pages() > r.limit() - r.limit() / 32 {
         victims.clear();
+        let seen = r.progress.load(Ordering::Acquire);
         r.victims(shared, &mut victims);
         if victims.is_empty() {
+            // Faults' direct reclaims hold the victims (their pages leave, or come back on
+            // the lists), or a fault is listing its page: waited for, not a stall.
+            let held = r.in_flight.load(Ordering::SeqCst) > 0;
+            if held || empty < EMPTY_TRIES {
+                empty += u32::from(!held);
+                crate::sys::futex_wait(&r.progress, seen, 1000);
+                if !r.must_throttle(shared) {
+                    serve(&r.take_throttled());
+                }
+                if r.wake.lock().stop {
+                    return None;
+                }
+                continue;
+            }
             why = Some("no resident page is on its lists".to_string());
             break;
         }
+        empty = 0;
         let (moved, refused) = page_out_victims(shared, &mut victims);
         if refused.is_some() {
             why = refused;
+        } else if moved > 0 {
+            // Progress: a stall of an earlier round is over (faults throttle and reclaim
+            // again), not only once a round ends under the limit.
+            r.stalled.store(false, Ordering::Relaxed);
         }
         r.refresh_pool(&shared.tier);
         r.reserve();

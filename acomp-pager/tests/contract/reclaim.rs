@@ -2,6 +2,7 @@
 //! and its slack, and a hot set touched throughout comes back once and then stays.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use acomp::{Acomp, ZstdParams};
 use acomp_pager::{PAGE_SIZE, Pager};
@@ -78,4 +79,52 @@ fn a_sweep_stays_within_the_limit_and_a_hot_set_stays_resident() {
     for p in 0..HOT + COLD {
         mem.check(p, &page(p, 1), "after the sweep");
     }
+}
+
+/// Faults on four threads at once, each served on its own thread (`signal_faults`) and
+/// reclaiming there first (its default direct reclaim), under the least limit: their
+/// reclaims take every victim off the lists at times, which the reclaim thread once took
+/// for a stall ("no resident page is on its lists"), turning direct reclaim and the
+/// throttle off until the faults stopped (a new user's trial: 6,000-15,800 pages resident
+/// under a 64-page limit). No stall, and the limit and its slack hold throughout.
+#[test]
+fn faults_reclaiming_on_many_threads_are_no_stall_and_the_limit_holds() {
+    const LEAST: usize = 64;
+    const THREADS: usize = 4;
+    const PAGES: usize = 4096;
+    let _w = common::watchdog("direct reclaim on many threads", 300);
+    let b = Pager::builder(common::tier_of(256 << 20))
+        .resident_limit((LEAST * PAGE_SIZE) as u64)
+        .signal_faults(true);
+    let Some(pager) = common::build(b) else {
+        return;
+    };
+    let region = pager.region(PAGES * PAGE_SIZE).unwrap();
+    let mem = Mem::of(&region);
+    let most = AtomicU64::new(0);
+    for generation in 1..=2 {
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (mem, pager, most) = (&mem, &pager, &most);
+                s.spawn(move || {
+                    for p in (t..PAGES).step_by(THREADS) {
+                        mem.write(p, &page(p, generation));
+                        most.fetch_max(pager.stats().resident_pages, Relaxed);
+                    }
+                    for p in (t..PAGES).step_by(THREADS).rev() {
+                        mem.check(p, &page(p, generation), "read back by its writer");
+                    }
+                });
+            }
+        });
+    }
+    let s = pager.stats();
+    assert_eq!(s.reclaim_stalls, 0, "{s:?}");
+    assert_eq!(s.failed_faults, 0, "{s:?}");
+    assert!(s.direct_reclaimed > 0, "{s:?}");
+    let most = most.load(Relaxed);
+    assert!(
+        most <= (LEAST + SLACK) as u64,
+        "{most} resident while the threads faulted, over the limit {LEAST} and its slack {SLACK}: {s:?}"
+    );
 }
