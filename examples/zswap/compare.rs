@@ -164,13 +164,16 @@ fn timed_row(
     verified: u64,
 ) -> Row {
     let original = (n * PAGE_SIZE) as u64;
+    // No call timed (a `calls` row whose pages were all kept as they are or filled): no
+    // speed, printed `-` (`null` in the JSON), rather than the pages over no time.
+    let speed = |c: &Calls| us_of(&c.lat, 0.5).map_or(f64::NAN, |_| mib_s(original, c.time));
     Row {
         name: name.to_owned(),
         kind: kind.into(),
         memory_bytes: memory,
         ratio: original as f64 / memory.max(1) as f64,
-        store_mib_s: mib_s(original, store.time),
-        load_mib_s: mib_s(original, load.time),
+        store_mib_s: speed(store),
+        load_mib_s: speed(load),
         store_p50_us: us_of(&store.lat, 0.5),
         store_p99_us: us_of(&store.lat, 0.99),
         load_p50_us: us_of(&load.lat, 0.5),
@@ -403,6 +406,15 @@ fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
+/// A speed's cell: `-` where none was measured (NaN).
+fn speed(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        "-".into()
+    }
+}
+
 /// Prints the table, and under it the goal line of every acomp row, where the run has a
 /// zram lzo-rle row to judge it against.
 pub fn print(rows: &[Row]) {
@@ -432,12 +444,12 @@ pub fn print(rows: &[Row]) {
     );
     for r in rows {
         println!(
-            "  {:<w$} {:>14} {:>6.2}x {:>9.1} {:>9.1} {:>8} {:>8} {:>8} {:>8}",
+            "  {:<w$} {:>14} {:>6.2}x {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
             r.name,
             r.memory_bytes,
             r.ratio,
-            r.store_mib_s,
-            r.load_mib_s,
+            speed(r.store_mib_s),
+            speed(r.load_mib_s),
             opt(r.store_p50_us),
             opt(r.store_p99_us),
             opt(r.load_p50_us),

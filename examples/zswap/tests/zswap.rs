@@ -145,6 +145,36 @@ fn calls_row_holds_the_tiers_frames_without_the_tier() {
     }
 }
 
+/// Pages that do not shrink are kept as they are: a `calls` row then decompresses nothing,
+/// and has no load speed (`-`, `null`) rather than the pages' bytes over no time.
+#[test]
+fn a_calls_row_with_nothing_to_decompress_has_no_load_speed() {
+    let mut data = vec![0u8; 2 * PAGE_SIZE];
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    for b in &mut data {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let input = Input::from_bytes("noise".into(), data);
+    let tfm = Acomp::new("lz4").unwrap();
+    for row in [
+        compare::calls_row("alone", &tfm, &input),
+        compare::copies_row("copies", &tfm, &input),
+    ] {
+        assert_eq!((row.pages, row.verified_pages), (2, 2), "{}", row.name);
+        assert!(
+            row.load_mib_s.is_nan() && row.load_p50_us.is_none(),
+            "{row:?}"
+        );
+        assert!(
+            row.store_mib_s.is_finite() && row.store_p50_us.is_some(),
+            "{row:?}"
+        );
+    }
+}
+
 #[test]
 fn rows_against_lzo_rle_and_json() {
     let input = Input::from_bytes("text".into(), b"a page of text, ".repeat(64 * 256));
