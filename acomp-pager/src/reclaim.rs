@@ -247,9 +247,10 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Empty lists over the limit that a round waits out (a millisecond each) before it takes
-/// them for a stall: a fault counts its page resident just before it lists it.
-const EMPTY_TRIES: u32 = 3;
+/// Empty lists over the limit, with no direct reclaim in flight, that a round waits out in a
+/// row (a millisecond each) before it takes them for a stall: a fault counts its page
+/// resident just before it lists it, and may be preempted in between.
+const EMPTY_TRIES: u32 = 10;
 
 /// The reclaim thread's body: a round each time it is kicked (or, stalled, every
 /// [`STALL_RETRY`]), then the faults parked meanwhile served by `serve`; a panic in a round
@@ -320,7 +321,7 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
             // the lists), or a fault is listing its page: waited for, not a stall.
             let held = r.in_flight.load(Ordering::SeqCst) > 0;
             if held || empty < EMPTY_TRIES {
-                empty += u32::from(!held);
+                empty = if held { 0 } else { empty + 1 };
                 crate::sys::futex_wait(&r.progress, seen, 1000);
                 if !r.must_throttle(shared) {
                     serve(&r.take_throttled());
