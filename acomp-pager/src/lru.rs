@@ -66,7 +66,7 @@ pub(crate) struct Reclaim {
     /// Set when the reclaimer found nothing it could page out while over the limit (the
     /// tier refuses, every victim is locked): faults then go past the limit rather than
     /// wait for it, and the reclaimer retries after a pause. Cleared by its next batch paged
-    /// out with nothing refused.
+    /// out with nothing refused, or a round that ends under the limit.
     pub(crate) stalled: AtomicBool,
     /// Bumped after each batch the reclaimer pages out: faults waiting for room in a SIGBUS
     /// handler sleep on it (a futex).
