@@ -122,15 +122,12 @@ impl Zswap {
     pub fn take(&self, offset: u64, page: &mut Page) -> Result<LoadKind, LoadError> {
         loop {
             let entry = self.lookup(offset).ok_or(LoadError::NotFound)?;
-            let mut state = entry.write();
+            let state = entry.write();
             if matches!(*state, State::Dead) {
                 continue;
             }
             let kind = self.read(&state, page)?;
-            // Live and held: still the offset's entry (every replacement holds its lock).
-            let gone = self.remove(&mut self.index.lock(offset), &entry, &mut state);
-            drop(state);
-            self.free(gone);
+            self.end(&entry, state);
             return Ok(kind);
         }
     }

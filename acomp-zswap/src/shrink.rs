@@ -169,7 +169,7 @@ impl Zswap {
     fn drop_clean_one(&self, entry: &EntryRef<'_>) -> bool {
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_before_dropping_clean(entry.offset);
-        let mut state = entry.write();
+        let state = entry.write();
         if matches!(*state, State::Dead) {
             return false;
         }
@@ -179,10 +179,7 @@ impl Zswap {
         }
         #[cfg(feature = "test-hooks")]
         crate::hooks::run_while_dropping_clean(entry.offset);
-        // Live and held: still the offset's entry (every replacement holds its lock).
-        let gone = self.remove(&mut self.index.lock(entry.offset), entry, &mut state);
-        drop(state);
-        self.free(gone);
+        self.end(entry, state);
         inc(&self.counters.clean_dropped);
         true
     }

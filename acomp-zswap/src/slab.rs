@@ -241,29 +241,27 @@ impl Slab {
     /// Makes `e`'s slot, live and held for writing in `w`, the entry of its offset holding
     /// `state`: its marks clear, at the hot end of the LRU where `in_pool`, else in no list.
     /// The generation moves on, so that handles of what it held see that dead. Returns what
-    /// it held ([`State::Dead`] in a slot not in use) and a handle on the new entry. The
-    /// caller holds the index's lock of the offset.
-    pub(crate) fn replace<'a>(
-        &'a self,
-        e: &EntryRef<'a>,
-        w: &mut Write<'a>,
+    /// it held ([`State::Dead`] in a slot not in use). The caller holds the index's lock of
+    /// the offset.
+    pub(crate) fn replace(
+        &self,
+        e: &EntryRef<'_>,
+        w: &mut Write<'_>,
         state: State,
         in_pool: bool,
-    ) -> (Gone, EntryRef<'a>) {
+    ) -> Gone {
         debug_assert!(w.dead.is_none(), "a live handle");
         let old = std::mem::replace(&mut *w.guard, state);
         let clean = e.entry.marks.get(Mark::Clean);
         e.entry.reset();
         let mut lists = self.lists.lock();
-        let generation = e.entry.generation.fetch_add(1, Relaxed).wrapping_add(1);
+        e.entry.generation.fetch_add(1, Relaxed);
         if in_pool {
             lists.push(&self.slots, e.slot, Which::Lru);
         } else {
             lists.unlink(&self.slots, e.slot);
         }
-        drop(lists);
-        let new = EntryRef { generation, ..*e };
-        (Gone { state: old, clean }, new)
+        Gone { state: old, clean }
     }
 
     /// Ends `e`'s entry, live and held for writing in `w`: its state made dead, its

@@ -88,19 +88,33 @@ impl Zswap {
     }
 
     /// [`Zswap::install`] of a state counted already.
-    fn install_counted(&self, offset: u64, mut state: State, in_pool: bool) {
-        let gone = loop {
+    fn install_counted(&self, offset: u64, state: State, in_pool: bool) {
+        let mut state = Some(state);
+        let gone = self.under_shard(offset, |shard| {
+            let s = state.take().expect("given back where the slot was busy");
+            self.place(shard, offset, s, in_pool)
+                .map_err(|(slot, back)| {
+                    state = Some(back);
+                    slot
+                })
+        });
+        self.free(gone);
+    }
+
+    /// `f` under `offset`'s shard lock, again until it finds no slot busy: where it gives a
+    /// busy slot back, the shard's lock is let go and the slot waited for outside it (a
+    /// thread under a shard lock only tries an entry's lock), then `f` runs again.
+    fn under_shard<T>(&self, offset: u64, mut f: impl FnMut(&mut Shard) -> Result<T, u32>) -> T {
+        loop {
             let mut shard = self.index.lock(offset);
-            match self.place(&mut shard, offset, state, in_pool) {
-                Ok(gone) => break gone,
-                Err((slot, back)) => {
+            match f(&mut shard) {
+                Ok(done) => return done,
+                Err(slot) => {
                     drop(shard);
                     self.entries.wait(slot);
-                    state = back;
                 }
             }
-        };
-        self.free(gone);
+        }
     }
 
     /// Under `offset`'s shard lock (`shard`): makes `state` the entry in `offset`'s slot,
@@ -119,7 +133,7 @@ impl Zswap {
         let Some(mut w) = e.try_write() else {
             return Err((slot, state));
         };
-        let (gone, _) = self.entries.replace(&e, &mut w, state, in_pool);
+        let gone = self.entries.replace(&e, &mut w, state, in_pool);
         shard.set(offset);
         Ok(gone)
     }
@@ -135,10 +149,19 @@ impl Zswap {
         Ok(Some(self.remove(shard, &e, &mut w)))
     }
 
+    /// [`Zswap::remove`] by a thread that holds `e`'s lock (`w`, live: still its offset's
+    /// entry, since every replacement holds it) and not its shard's, which it takes (the
+    /// order is entry, then shard); what it held freed after both locks are let go.
+    pub(crate) fn end(&self, e: &EntryRef<'_>, mut w: Write<'_>) {
+        let gone = self.remove(&mut self.index.lock(e.offset), e, &mut w);
+        drop(w);
+        self.free(gone);
+    }
+
     /// Takes `e`, live and held for writing in `w`, out of the index (`shard`, its offset's,
     /// locked) and ends it; frees its run's group where it was the run's last. Returns what it
     /// held, for [`Zswap::free`].
-    pub(crate) fn remove(&self, shard: &mut Shard, e: &EntryRef<'_>, w: &mut Write<'_>) -> Gone {
+    fn remove(&self, shard: &mut Shard, e: &EntryRef<'_>, w: &mut Write<'_>) -> Gone {
         let gone = self.entries.kill(e, w);
         if let Some(group) = shard.clear(e.offset) {
             self.entries.free_group(group);
@@ -230,16 +253,8 @@ impl Zswap {
     /// (`zswap_invalidate`). Returns whether there was. A load that begins after this
     /// returns finds nothing.
     pub fn invalidate(&self, offset: u64) -> bool {
-        let gone = loop {
-            let mut shard = self.index.lock(offset);
-            match self.try_remove(&mut shard, offset) {
-                Ok(None) => return false,
-                Ok(Some(gone)) => break gone,
-                Err(slot) => {
-                    drop(shard);
-                    self.entries.wait(slot);
-                }
-            }
+        let Some(gone) = self.under_shard(offset, |shard| self.try_remove(shard, offset)) else {
+            return false;
         };
         self.free(gone);
         true

@@ -15,12 +15,13 @@ fn filled(state: &State) -> Option<u64> {
 fn fill(slab: &Slab, slot: u32, offset: u64, state: State, in_pool: bool) -> EntryRef<'_> {
     let e = slab.at(slot, offset);
     let mut w = e.write();
-    let (gone, new) = slab.replace(&e, &mut w, state, in_pool);
+    let gone = slab.replace(&e, &mut w, state, in_pool);
     assert!(
         matches!(gone.state, State::Dead) && !gone.clean,
         "a slot not in use"
     );
-    new
+    drop(w);
+    slab.at(slot, offset)
 }
 
 #[test]
@@ -130,7 +131,8 @@ fn an_entry_replaced_in_its_slot_is_dead_to_its_old_handle_and_hot_in_the_lru() 
     let b = fill(&slab, first + 1, 11, folio_page(10, 1), true);
     a.marks.set(Mark::Clean);
     a.marks.set(Mark::Idle);
-    let (gone, a2) = slab.replace(&a, &mut a.write(), folio_page(10, 0), true);
+    let gone = slab.replace(&a, &mut a.write(), folio_page(10, 0), true);
+    let a2 = slab.at(a.slot, 10);
     assert!(matches!(gone.state, State::Folio { index: 0, .. }) && gone.clean);
     assert!(matches!(*a.read(), State::Dead), "the old handle");
     assert!(matches!(*a2.read(), State::Folio { index: 0, .. }));
