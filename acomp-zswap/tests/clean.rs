@@ -43,6 +43,18 @@ fn fill(z: &Zswap, from: u64) -> u64 {
     o
 }
 
+/// A tier of 40 pages with no device, filled from `base` until a store is refused
+/// ([`fill`]), its first ten pages then loaded as clean copies; and the offset refused.
+fn full_of_clean_copies(base: u64) -> (Arc<Zswap>, u64) {
+    let z = Arc::new(tier(40, None));
+    let mut out = [0u8; PAGE_SIZE];
+    let refused = fill(&z, base);
+    for o in base..base + 10 {
+        z.load_clean(o, &mut out).unwrap();
+    }
+    (z, refused)
+}
+
 /// With a device: at the budget, the oldest clean copies go before anything is written
 /// back; each `clear_clean` says whether its copy is still there.
 #[test]
@@ -169,12 +181,8 @@ fn a_store_invalidate_or_take_ends_the_mark() {
 #[test]
 fn clear_clean_waits_for_a_drop_under_way() {
     const BASE: u64 = 1 << 50;
-    let z = Arc::new(tier(40, None));
+    let (z, refused) = full_of_clean_copies(BASE);
     let mut out = [0u8; PAGE_SIZE];
-    let refused = fill(&z, BASE);
-    for o in BASE..BASE + 10 {
-        z.load_clean(o, &mut out).unwrap();
-    }
     let (tx, rx) = mpsc::channel();
     let once = Arc::new(AtomicBool::new(false));
     let hook = {
@@ -210,12 +218,8 @@ fn clear_clean_waits_for_a_drop_under_way() {
 #[test]
 fn a_copy_cleared_before_the_drop_locks_it_stays() {
     const BASE: u64 = 1 << 51;
-    let z = Arc::new(tier(40, None));
+    let (z, refused) = full_of_clean_copies(BASE);
     let mut out = [0u8; PAGE_SIZE];
-    let refused = fill(&z, BASE);
-    for o in BASE..BASE + 10 {
-        z.load_clean(o, &mut out).unwrap();
-    }
     let cleared = Arc::new(Mutex::new(None));
     let hook = {
         let (z, cleared) = (Arc::clone(&z), Arc::clone(&cleared));
@@ -332,12 +336,8 @@ fn an_entry_marked_clean_while_isolated_is_not_written_back() {
 #[test]
 fn a_batch_waits_for_a_slot_the_shrinker_holds_and_stores_into_it_after() {
     const BASE: u64 = 1 << 52;
-    let z = Arc::new(tier(40, None));
+    let (z, refused) = full_of_clean_copies(BASE);
     let mut out = [0u8; PAGE_SIZE];
-    let refused = fill(&z, BASE);
-    for o in BASE..BASE + 10 {
-        z.load_clean(o, &mut out).unwrap();
-    }
     // Same-filled pages need no room in the pool, which is at its budget.
     let word = |o: u64| -> Page {
         let mut p = [0u8; PAGE_SIZE];
