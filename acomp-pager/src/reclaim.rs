@@ -323,10 +323,7 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
             if held || empty < EMPTY_TRIES {
                 empty = if held { 0 } else { empty + 1 };
                 crate::sys::futex_wait(&r.progress, seen, 1000);
-                if !r.must_throttle(shared) {
-                    serve(&r.take_throttled());
-                }
-                if r.wake.lock().stop {
+                if serve_if_room(shared, r, serve) {
                     return None;
                 }
                 continue;
@@ -347,10 +344,7 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
         r.reserve();
         r.progress.fetch_add(1, Ordering::Release);
         crate::sys::futex_wake(&r.progress);
-        if !r.must_throttle(shared) {
-            serve(&r.take_throttled());
-        }
-        if r.wake.lock().stop {
+        if serve_if_room(shared, r, serve) {
             return None;
         }
         if moved == 0 {
@@ -368,4 +362,13 @@ fn round(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> Option<String
     } else {
         None
     }
+}
+
+/// Serves the faults parked for the reclaimer where the regions have room for them again;
+/// whether the reclaimer is told to stop (its round then ends).
+fn serve_if_room(shared: &Shared, r: &Reclaim, serve: &ServeParked<'_>) -> bool {
+    if !r.must_throttle(shared) {
+        serve(&r.take_throttled());
+    }
+    r.wake.lock().stop
 }
